@@ -1,0 +1,72 @@
+# plugvm: one non-recursive Makefile. `make` builds the VMM and the guest; see `make help`.
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+B := build
+
+CC ?= gcc
+HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wno-missing-field-initializers -D_GNU_SOURCE -Icommon -fstack-protector-strong
+HOST_LDFLAGS :=
+ifeq ($(SAN),1)
+HOST_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+HOST_LDFLAGS += -fsanitize=address,undefined
+B := build/san
+endif
+
+# ---- VMM -------------------------------------------------------------------------------
+VMM_SRCS := vmm/main.c vmm/config.c vmm/log.c vmm/kvm.c vmm/mem.c vmm/vcpu.c vmm/bus.c \
+	vmm/loader.c vmm/vm.c vmm/x86/acpi.c vmm/x86/e820.c vmm/x86/cpuid.c vmm/x86/regs.c \
+	vmm/devices/uart16550.c vmm/devices/debug_exit.c vmm/devices/acpi_pm.c
+VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
+VMM_LIBS := -lpthread
+
+$(B)/vmm/%.o: vmm/%.c
+	@mkdir -p $(@D)
+	$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/plugvm: $(VMM_OBJS)
+	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(VMM_LIBS)
+
+-include $(VMM_OBJS:.o=.d)
+
+# ---- guest ------------------------------------------------------------------------------
+GCC_INCLUDE := $(shell $(CC) -print-file-name=include)
+GUEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wno-missing-field-initializers \
+	-ffreestanding -nostdinc -isystem $(GCC_INCLUDE) -fno-builtin-printf \
+	-fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mgeneral-regs-only -mcmodel=small \
+	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -fcf-protection=none -fno-common \
+	-Iguest -Iguest/arch/x86 -Icommon
+GUEST_ASFLAGS := -Iguest/arch/x86 -D__ASSEMBLY__
+GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
+	-Wl,-z,noexecstack -Wl,-T,guest/arch/x86/guest.ld
+
+GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S boot.c gdt.c \
+	idt.c traps.c lapic.c ioapic.c tsc.c smp.c power.c crash.c string.c)
+GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c cmdline.c mm.c panic.c cpu.c \
+	smp.c sched.c)
+GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c)
+GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c)
+GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
+GUEST_OBJS := $(patsubst %,build/guest-obj/%.o,$(GUEST_SRCS))
+
+build/guest-obj/%.c.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(GUEST_CFLAGS) -MMD -MP -c $< -o $@
+
+build/guest-obj/%.S.o: %.S
+	@mkdir -p $(@D)
+	$(CC) $(GUEST_CFLAGS) $(GUEST_ASFLAGS) -MMD -MP -c $< -o $@
+
+build/guest.elf: $(GUEST_OBJS) guest/arch/x86/guest.ld
+	$(CC) $(GUEST_CFLAGS) $(GUEST_LDFLAGS) -o $@ $(GUEST_OBJS) -lgcc
+
+-include $(GUEST_OBJS:.o=.d)
+
+.PHONY: all vmm guest clean
+all: vmm guest
+vmm: $(B)/plugvm
+guest: build/guest.elf
+
+clean:
+	rm -rf build

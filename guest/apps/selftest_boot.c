@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Boot self-tests: what every CPU sees of itself (per-CPU data, APIC IDs, TSC) agrees with
+ * the platform description (MADT, CPUID), and the ACPI tables and allocator are sane.
+ */
+#include "apps/selftest.h"
+#include "arch.h"
+#include "drivers/acpi.h"
+#include "kernel/cpu.h"
+#include "kernel/mm.h"
+#include "kernel/printk.h"
+#include "kernel/smp.h"
+#include "kernel/string.h"
+
+struct percpu_probe {
+	unsigned expect_cpu;
+	int ok;
+	char why[96];
+	uint64_t tsc;
+};
+
+static void probe_percpu(void *arg)
+{
+	struct percpu_probe *p = arg;
+	struct cpu *c = this_cpu();
+	uintptr_t sp = (uintptr_t)&p;
+	uintptr_t stack = (uintptr_t)c->arch.stack;
+
+	p->ok = 0;
+	if (c != cpu_table[p->expect_cpu])
+		snprintf(p->why, sizeof(p->why), "this_cpu() %p is not cpu_table[%u] %p", (void *)c,
+			 p->expect_cpu, (void *)cpu_table[p->expect_cpu]);
+	else if (c->self != c || c->id != p->expect_cpu)
+		snprintf(p->why, sizeof(p->why), "struct cpu self/id wrong (id %u)", c->id);
+	else if (arch_percpu_base() != (uint64_t)(uintptr_t)c)
+		snprintf(p->why, sizeof(p->why), "GS base %#lx is not struct cpu %p",
+			 (unsigned long)arch_percpu_base(), (void *)c);
+	else if (sp < stack || sp >= stack + ARCH_CPU_STACK_SIZE)
+		snprintf(p->why, sizeof(p->why), "stack pointer %#lx outside the cpu's stack",
+			 (unsigned long)sp);
+	else
+		p->ok = 1;
+}
+
+static int test_percpu(void)
+{
+	struct percpu_probe p;
+	unsigned cpu, n = 0;
+
+	for_each_cpu(cpu, &cpu_online_mask) {
+		memset(&p, 0, sizeof(p));
+		p.expect_cpu = cpu;
+		if (smp_call_on_cpu(cpu, probe_percpu, &p))
+			return selftest_fail("cpu %u did not answer", cpu);
+		if (!p.ok)
+			return selftest_fail("cpu %u: %s", cpu, p.why);
+		n++;
+	}
+	selftest_report("cpus=%u", n);
+	return 0;
+}
+SELFTEST("percpu", test_percpu);
+
+struct apic_probe {
+	uint32_t lapic, cpuid, percpu;
+};
+
+static void probe_apic(void *arg)
+{
+	struct apic_probe *p = arg;
+
+	p->lapic = arch_apic_id();
+	p->cpuid = arch_cpuid_apic_id();
+	p->percpu = this_cpu()->apic_id;
+}
+
+static int test_apic(void)
+{
+	const struct acpi_info *ai = acpi_get_info();
+	unsigned cpu, i, n = 0;
+
+	if (cpumask_weight(&cpu_online_mask) != cpumask_weight(&cpu_present_mask))
+		return selftest_fail("%u CPUs online, %u present", cpumask_weight(&cpu_online_mask),
+				     cpumask_weight(&cpu_present_mask));
+	for_each_cpu(cpu, &cpu_online_mask) {
+		struct apic_probe p;
+		bool in_madt = false;
+
+		smp_call_on_cpu(cpu, probe_apic, &p);
+		if (p.lapic != cpu_apic_ids[cpu] || p.cpuid != p.lapic || p.percpu != p.lapic)
+			return selftest_fail("cpu %u: LAPIC ID %u, CPUID %u, per-CPU %u, expected %u",
+					     cpu, p.lapic, p.cpuid, p.percpu, cpu_apic_ids[cpu]);
+		for (i = 0; i < ai->nr_cpus; i++)
+			if (ai->cpus[i].apic_id == p.lapic && ai->cpus[i].enabled)
+				in_madt = true;
+		if (!in_madt)
+			return selftest_fail("cpu %u: APIC ID %u is not an enabled MADT CPU", cpu,
+					     p.lapic);
+		n++;
+	}
+	selftest_report("mode=%s cpus=%u possible=%u", arch_x2apic() ? "x2apic" : "xapic", n,
+			nr_cpu_ids);
+	return 0;
+}
+SELFTEST("apic", test_apic);
+
+static void probe_tsc(void *arg)
+{
+	((struct percpu_probe *)arg)->tsc = arch_tsc();
+}
+
+static bool close_khz(uint32_t a, uint32_t b, uint32_t permille)
+{
+	uint64_t diff = a > b ? a - b : b - a;
+
+	return diff * 1000 <= (uint64_t)b * permille;
+}
+
+static int test_tsc(void)
+{
+	static const char *const others[] = { "plugvm", "cpuid-0x40000010", "kvmclock" };
+	uint32_t khz = arch_tsc_khz(), pm;
+	struct percpu_probe p;
+	unsigned cpu, i;
+	uint64_t t0, t2, max_gap = 0;
+
+	if (!khz)
+		return selftest_fail("no TSC frequency");
+	/* Every source the hypervisor offers must tell the same frequency. */
+	for (i = 0; i < ARRAY_SIZE(others); i++) {
+		uint32_t k = arch_tsc_khz_by(others[i]);
+
+		if (k && !close_khz(k, khz, 1))
+			return selftest_fail("%s says %u kHz, clock uses %u kHz (%s)", others[i], k,
+					     khz, arch_tsc_source());
+	}
+	/* The PM timer calibration is coarser: 2% (timer reads are VM exits). */
+	pm = arch_tsc_khz_by("pmtimer");
+	if (pm && !close_khz(pm, khz, 20))
+		return selftest_fail("PM-timer calibration %u kHz vs %u kHz", pm, khz);
+	/* TSCs agree across CPUs: each remote read falls between two local ones. */
+	for_each_cpu(cpu, &cpu_online_mask) {
+		if (cpu == smp_processor_id())
+			continue;
+		t0 = arch_tsc();
+		smp_call_on_cpu(cpu, probe_tsc, &p);
+		t2 = arch_tsc();
+		if (p.tsc < t0 || p.tsc > t2)
+			return selftest_fail("cpu %u TSC %lu outside [%lu, %lu]", cpu,
+					     (unsigned long)p.tsc, (unsigned long)t0,
+					     (unsigned long)t2);
+		if (t2 - t0 > max_gap)
+			max_gap = t2 - t0;
+	}
+	selftest_report("khz=%u source=%s pmtimer_khz=%u max_ipi_roundtrip_cycles=%lu", khz,
+			arch_tsc_source(), pm, (unsigned long)max_gap);
+	return 0;
+}
+SELFTEST("tsc", test_tsc);
+
+static int test_acpi(void)
+{
+	const struct acpi_info *ai = acpi_get_info();
+	unsigned i, enabled = 0;
+
+	if (!ai->rsdp || !ai->have_fadt || !ai->have_madt)
+		return selftest_fail("missing tables (rsdp %#lx, fadt %d, madt %d)",
+				     (unsigned long)ai->rsdp, ai->have_fadt, ai->have_madt);
+	if (ai->nr_warnings)
+		return selftest_fail("%u ACPI warnings at boot", ai->nr_warnings);
+	if (!ai->pm1a_cnt_blk || !ai->gpe0_blk || !ai->sci_irq || !ai->have_s5)
+		return selftest_fail("FADT lacks PM1a control, GPE0, SCI or \\_S5");
+	for (i = 0; i < ai->nr_cpus; i++)
+		enabled += ai->cpus[i].enabled;
+	if (enabled != cpumask_weight(&cpu_present_mask) || ai->nr_cpus != nr_cpu_ids)
+		return selftest_fail("MADT: %u CPUs (%u enabled), kernel: %u possible, %u present",
+				     ai->nr_cpus, enabled, nr_cpu_ids,
+				     cpumask_weight(&cpu_present_mask));
+	selftest_report("cpus=%u enabled=%u sci=%u gsi=%u pm1a_cnt=%#x gpe0=%#x s5=%u",
+			ai->nr_cpus, enabled, ai->sci_irq, ai->sci_gsi, ai->pm1a_cnt_blk,
+			ai->gpe0_blk, ai->s5_slp_typ);
+	return 0;
+}
+SELFTEST("acpi", test_acpi);
+
+static int test_mm(void)
+{
+	struct mm_stats before, after;
+	void *small[64], *pages, *big;
+	unsigned i;
+
+	mm_get_stats(&before);
+	for (i = 0; i < ARRAY_SIZE(small); i++) {
+		small[i] = kmalloc(8 + i * 37);
+		if (!small[i] || ((uintptr_t)small[i] & 15))
+			return selftest_fail("kmalloc(%u) gave %p", 8 + i * 37, small[i]);
+		memset(small[i], 0xa5, 8 + i * 37);
+	}
+	pages = page_alloc(3);
+	big = kzalloc(3 * PAGE_SIZE);
+	if (!pages || !big)
+		return selftest_fail("page allocation failed");
+	for (i = 0; i < ARRAY_SIZE(small); i++)
+		kfree(small[i]);
+	kfree(big);
+	page_free(pages, 3);
+	mm_get_stats(&after);
+	/* kmalloc keeps carved pages in its lists; the byte count must balance. */
+	if (after.kmalloc_bytes != before.kmalloc_bytes)
+		return selftest_fail("kmalloc bytes %zu -> %zu", before.kmalloc_bytes,
+				     after.kmalloc_bytes);
+	selftest_report("total_pages=%zu free_pages=%zu", after.total_pages, after.free_pages);
+	return 0;
+}
+SELFTEST("mm", test_mm);

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The x86 arch layer's interface to guest/kernel: the only arch header kernel code may
+ * include. Host unit tests provide their own arch.h (tests/unit/shim/) with the same
+ * names, so everything here is either a small inline or a declared function.
+ */
+#ifndef PLUGVM_GUEST_ARCH_H
+#define PLUGVM_GUEST_ARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARCH_PAGE_SIZE	4096ul
+#define ARCH_CACHELINE	64
+
+/* Interrupt vectors the kernel uses. */
+#define VEC_IRQ_BASE	0x20	/* IOAPIC pin N -> VEC_IRQ_BASE + N */
+#define VEC_LAPIC_TIMER	0xef
+#define VEC_CALL_FUNC	0xf0
+#define VEC_RESCHEDULE	0xf1
+#define VEC_SPURIOUS	0xff
+
+/* Per-CPU architecture state embedded in struct cpu (kernel/cpu.h). */
+struct arch_tss {
+	uint32_t reserved0;
+	uint64_t rsp[3];
+	uint64_t reserved1;
+	uint64_t ist[7];
+	uint64_t reserved2;
+	uint16_t reserved3;
+	uint16_t iomap_base;
+} __attribute__((packed));
+
+struct arch_cpu {
+	uint64_t gdt[6] __attribute__((aligned(16)));
+	struct arch_tss tss __attribute__((aligned(16)));
+	void *stack;		/* kernel stack (CPU_STACK_SIZE) */
+	void *ist_stack;	/* double-fault / NMI stack */
+};
+
+/* ---- interrupts ---------------------------------------------------------------------- */
+
+static inline unsigned long arch_irq_save(void)
+{
+	unsigned long flags;
+
+	__asm__ volatile("pushfq; popq %0; cli" : "=r"(flags) : : "memory");
+	return flags;
+}
+
+static inline void arch_irq_restore(unsigned long flags)
+{
+	if (flags & 0x200)
+		__asm__ volatile("sti" : : : "memory");
+}
+
+static inline void arch_irq_enable(void)
+{
+	__asm__ volatile("sti" : : : "memory");
+}
+
+static inline void arch_irq_disable(void)
+{
+	__asm__ volatile("cli" : : : "memory");
+}
+
+static inline bool arch_irqs_enabled(void)
+{
+	unsigned long flags;
+
+	__asm__ volatile("pushfq; popq %0" : "=r"(flags));
+	return flags & 0x200;
+}
+
+static inline void arch_cpu_relax(void)
+{
+	__asm__ volatile("pause" : : : "memory");
+}
+
+/* Enable interrupts and halt until one arrives (atomic: no wake-up is lost). */
+static inline void arch_safe_halt(void)
+{
+	__asm__ volatile("sti; hlt" : : : "memory");
+}
+
+/* ---- time ---------------------------------------------------------------------------- */
+
+static inline uint64_t arch_tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+/* TSC frequency in kHz, and where it came from ("plugvm", "cpuid", "kvmclock", "pmtimer"). */
+uint32_t arch_tsc_khz(void);
+const char *arch_tsc_source(void);
+/* Nanoseconds since boot, from the TSC. Any context. */
+uint64_t arch_now_ns(void);
+uint64_t arch_tsc_to_ns(uint64_t tsc);
+/* Busy-wait at least `us` microseconds. */
+void arch_udelay(uint64_t us);
+
+/* ---- CPUs ---------------------------------------------------------------------------- */
+
+struct cpu;
+
+/* The running CPU's struct cpu (GS base points at it; its first field points at itself). */
+static inline struct cpu *this_cpu(void)
+{
+	struct cpu *c;
+
+	__asm__ volatile("movq %%gs:0, %0" : "=r"(c));
+	return c;
+}
+
+/* Read or add to an int field of the running CPU's struct cpu in one instruction. */
+static inline int arch_percpu_read_int(size_t offset)
+{
+	int v;
+
+	__asm__ volatile("movl %%gs:(%1), %0" : "=r"(v) : "r"(offset) : "memory");
+	return v;
+}
+
+static inline void arch_percpu_add_int(size_t offset, int v)
+{
+	__asm__ volatile("addl %1, %%gs:(%0)" : : "r"(offset), "r"(v) : "memory", "cc");
+}
+
+/* The LAPIC ID of the running CPU, read from the LAPIC. */
+uint32_t arch_apic_id(void);
+/* The running CPU's APIC ID as CPUID reports it (leaf 0xb, else leaf 1). */
+uint32_t arch_cpuid_apic_id(void);
+/* The running CPU's per-CPU base register (GS base). */
+uint64_t arch_percpu_base(void);
+/* True if the LAPIC runs in x2APIC mode. */
+bool arch_x2apic(void);
+/* Size of each CPU's kernel stack; struct arch_cpu.stack points at its lowest byte. */
+#define ARCH_CPU_STACK_SIZE 16384ul
+/* TSC kHz by one named method ("plugvm", "cpuid-0x40000010", "kvmclock", "pmtimer"), or 0. */
+uint32_t arch_tsc_khz_by(const char *method);
+
+/* Send IPI `vector` to the CPU with `apic_id`. Any context. */
+void arch_send_ipi(uint32_t apic_id, unsigned vector);
+
+/* Register a handler for an interrupt vector; it runs with interrupts off and is EOI'd. */
+typedef void (*arch_irq_handler)(unsigned vector, void *arg);
+int arch_set_irq_handler(unsigned vector, arch_irq_handler fn, void *arg);
+
+/* ---- power ----------------------------------------------------------------------------- */
+
+/*
+ * Power the machine off: status 0 through ACPI S5, anything else through QEMU's
+ * isa-debug-exit (VMM exit status (status << 1) | 1), falling back to S5. Never returns.
+ */
+__attribute__((noreturn)) void arch_poweroff(int status);
+
+/* Print a backtrace of the current stack (frame pointers) to the console. */
+void arch_backtrace(void);
+
+/* Stop every other CPU (NMI); they halt for good. Panic path only. */
+void arch_stop_other_cpus(void);
+
+/* Interrupts off, halt, never return. */
+__attribute__((noreturn)) void arch_halt_forever(void);
+
+/*
+ * Fault on purpose: "ud", "gp", "pf", "de", "df" (double fault) or "triple" (no IDT: the
+ * hypervisor sees a triple fault). Returns only if `kind` is unknown.
+ */
+void arch_crash(const char *kind, size_t len);
+
+/* ---- boot ------------------------------------------------------------------------------- */
+
+/* Start every present secondary CPU and wait for them (boot CPU, once). */
+void arch_start_secondary_cpus(void);
+
+/* The idle loop: halt with interrupts on until one arrives, forever. */
+__attribute__((noreturn)) void arch_idle_loop(void);
+
+#endif

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TSC as the clock. Its frequency comes from, in order: plugvm's CPUID leaf, the
+ * hypervisor timing leaf 0x40000010, CPUID 0x15, KVM's pvclock (kvmclock), and last a
+ * calibration against the ACPI PM timer. `tsc=calibrate|kvmclock|cpuid` forces a method
+ * (for tests). Conversion uses a 32.32 fixed-point multiplier set once at boot.
+ */
+#include "arch.h"
+#include "drivers/acpi.h"
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/string.h"
+#include "plugvm_abi.h"
+#include "setup.h"
+#include "x86.h"
+
+#define MSR_KVM_SYSTEM_TIME_NEW	0x4b564d01
+#define KVM_FEATURE_CLOCKSOURCE2 (1u << 3)
+
+static uint32_t tsc_khz;
+static const char *tsc_source = "none";
+static uint64_t boot_tsc;
+static uint64_t ns_mult;	/* ns = (tsc * ns_mult) >> 32 */
+
+uint32_t arch_tsc_khz(void)
+{
+	return tsc_khz;
+}
+
+const char *arch_tsc_source(void)
+{
+	return tsc_source;
+}
+
+uint64_t arch_tsc_to_ns(uint64_t tsc)
+{
+	return (uint64_t)(((unsigned __int128)tsc * ns_mult) >> 32);
+}
+
+uint64_t arch_now_ns(void)
+{
+	return arch_tsc_to_ns(arch_tsc() - boot_tsc);
+}
+
+void arch_udelay(uint64_t us)
+{
+	uint64_t end = arch_tsc() + us * tsc_khz / 1000;
+
+	while ((int64_t)(arch_tsc() - end) < 0)
+		arch_cpu_relax();
+}
+
+static uint32_t from_plugvm_leaf(void)
+{
+	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
+
+	if (r.ebx != PLUGVM_CPUID_SIG_EBX || r.ecx != PLUGVM_CPUID_SIG_ECX ||
+	    r.edx != PLUGVM_CPUID_SIG_EDX || r.eax < PLUGVM_CPUID_INFO)
+		return 0;
+	return cpuid(PLUGVM_CPUID_INFO, 0).ebx;
+}
+
+static uint32_t from_timing_leaf(void)
+{
+	if (!(cpuid(1, 0).ecx & (1u << 31)))
+		return 0; /* no hypervisor: 0x4000xxxx leaves mean nothing */
+	if (cpuid(PLUGVM_CPUID_KVM_BASE, 0).eax < PLUGVM_CPUID_TIMING)
+		return 0;
+	return cpuid(PLUGVM_CPUID_TIMING, 0).eax;
+}
+
+static uint32_t from_cpuid15(void)
+{
+	struct cpuid_regs r;
+
+	if (cpuid(0, 0).eax < 0x15)
+		return 0;
+	r = cpuid(0x15, 0);
+	if (!r.eax || !r.ebx || !r.ecx)
+		return 0;
+	return (uint32_t)((uint64_t)r.ecx * r.ebx / r.eax / 1000);
+}
+
+struct pvclock {
+	uint32_t version;
+	uint32_t pad0;
+	uint64_t tsc_timestamp;
+	uint64_t system_time;
+	uint32_t tsc_to_system_mul;
+	int8_t tsc_shift;
+	uint8_t flags;
+	uint8_t pad[2];
+} __attribute__((packed, aligned(32)));
+
+static uint32_t from_kvmclock(void)
+{
+	static struct pvclock pvc;
+	struct cpuid_regs r = cpuid(PLUGVM_CPUID_KVM_BASE, 0);
+	uint64_t khz;
+	uint32_t version, mul;
+	int8_t shift;
+
+	if (!(cpuid(1, 0).ecx & (1u << 31)) || r.ebx != 0x4b4d564b || r.ecx != 0x564b4d56 ||
+	    r.edx != 0x4d)
+		return 0;
+	if (!(cpuid(PLUGVM_CPUID_KVM_BASE + 1, 0).eax & KVM_FEATURE_CLOCKSOURCE2))
+		return 0;
+	wrmsr(MSR_KVM_SYSTEM_TIME_NEW, (uint64_t)(uintptr_t)&pvc | 1);
+	do {
+		version = __atomic_load_n(&pvc.version, __ATOMIC_ACQUIRE);
+		mul = pvc.tsc_to_system_mul;
+		shift = pvc.tsc_shift;
+	} while ((version & 1) || version != __atomic_load_n(&pvc.version, __ATOMIC_ACQUIRE));
+	wrmsr(MSR_KVM_SYSTEM_TIME_NEW, 0);
+	if (!mul)
+		return 0;
+	khz = (1000000ull << 32) / mul;
+	khz = shift < 0 ? khz << -shift : khz >> shift;
+	return (uint32_t)khz;
+}
+
+static uint32_t from_pm_timer(void)
+{
+	const struct acpi_info *ai = acpi_get_info();
+	uint16_t port = ai->pm_tmr_blk ? (uint16_t)ai->pm_tmr_blk : 0;
+	const uint32_t window = PLUGVM_PM_TMR_HZ / 50; /* 20 ms */
+	uint32_t start, now, elapsed;
+	uint64_t t0, t1;
+
+	if (!port)
+		return 0;
+	start = inl(port) & 0xffffff;
+	/* Align to a tick edge so the window starts and ends on transitions. */
+	while (((now = inl(port) & 0xffffff)) == start)
+		;
+	start = now;
+	t0 = arch_tsc();
+	do {
+		now = inl(port) & 0xffffff;
+		elapsed = (now - start) & 0xffffff;
+	} while (elapsed < window);
+	t1 = arch_tsc();
+	return (uint32_t)((t1 - t0) * PLUGVM_PM_TMR_HZ / elapsed / 1000);
+}
+
+static const struct {
+	const char *name;
+	uint32_t (*fn)(void);
+} methods[] = {
+	{ "plugvm", from_plugvm_leaf }, { "cpuid-0x40000010", from_timing_leaf },
+	{ "cpuid-0x15", from_cpuid15 }, { "kvmclock", from_kvmclock },
+	{ "pmtimer", from_pm_timer },
+};
+
+uint32_t arch_tsc_khz_by(const char *method)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(methods); i++)
+		if (!strcmp(methods[i].name, method))
+			return methods[i].fn();
+	return 0;
+}
+
+void tsc_init(void)
+{
+	size_t len = 0, i;
+	const char *force = cmdline_value("tsc", &len);
+
+	boot_tsc = arch_tsc();
+	for (i = 0; i < ARRAY_SIZE(methods) && !tsc_khz; i++) {
+		if (force) {
+			bool want = (len == 9 && !memcmp(force, "calibrate", 9) &&
+				     methods[i].fn == from_pm_timer) ||
+				    (len == 8 && !memcmp(force, "kvmclock", 8) &&
+				     methods[i].fn == from_kvmclock) ||
+				    (len == 5 && !memcmp(force, "cpuid", 5) &&
+				     methods[i].fn == from_timing_leaf);
+			if (!want)
+				continue;
+		}
+		tsc_khz = methods[i].fn();
+		if (tsc_khz)
+			tsc_source = methods[i].name;
+	}
+	if (!tsc_khz) {
+		/* Nothing worked: assume 1 GHz so time still moves; say so loudly. */
+		tsc_khz = 1000000;
+		tsc_source = "guess";
+		pr_warn("TSC frequency unknown, assuming 1 GHz\n");
+	}
+	ns_mult = (1000000ull << 32) / tsc_khz;
+}

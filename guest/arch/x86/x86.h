@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* x86 instruction wrappers for the arch layer (not for kernel/: it uses arch.h). */
+#ifndef PLUGVM_GUEST_X86_H
+#define PLUGVM_GUEST_X86_H
+
+#include <stdint.h>
+
+static inline void outb(uint16_t port, uint8_t v)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline void outw(uint16_t port, uint16_t v)
+{
+	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline void outl(uint16_t port, uint32_t v)
+{
+	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint8_t inb(uint16_t port)
+{
+	uint8_t v;
+
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint16_t inw(uint16_t port)
+{
+	uint16_t v;
+
+	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t v;
+
+	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+/* String output: one VM exit for the whole burst under KVM. */
+static inline void outsb(uint16_t port, const void *p, unsigned long n)
+{
+	__asm__ volatile("rep outsb" : "+S"(p), "+c"(n) : "d"(port) : "memory");
+}
+
+static inline uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32))
+			 : "memory");
+}
+
+struct cpuid_regs {
+	uint32_t eax, ebx, ecx, edx;
+};
+
+static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
+{
+	struct cpuid_regs r;
+
+	__asm__ volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+			 : "a"(leaf), "c"(subleaf));
+	return r;
+}
+
+static inline uint64_t read_cr2(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("mov %%cr2, %0" : "=r"(v));
+	return v;
+}
+
+static inline uint64_t read_cr3(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("mov %%cr3, %0" : "=r"(v));
+	return v;
+}
+
+static inline uint64_t read_cr0(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("mov %%cr0, %0" : "=r"(v));
+	return v;
+}
+
+static inline uint64_t read_cr4(void)
+{
+	uint64_t v;
+
+	__asm__ volatile("mov %%cr4, %0" : "=r"(v));
+	return v;
+}
+
+struct desc_ptr {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
+static inline void lgdt(const struct desc_ptr *d)
+{
+	__asm__ volatile("lgdt %0" : : "m"(*d));
+}
+
+static inline void lidt(const struct desc_ptr *d)
+{
+	__asm__ volatile("lidt %0" : : "m"(*d));
+}
+
+static inline void ltr(uint16_t sel)
+{
+	__asm__ volatile("ltr %0" : : "r"(sel));
+}
+
+static inline __attribute__((noreturn)) void halt_forever(void)
+{
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
+#endif

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The boot sequence after the arch layer: bring up the other CPUs, print the boot summary
+ * line (a contract: "plugvm-guest: N/M CPUs online"), run requested self-tests, then power
+ * off (`halt`, or after self-tests) or idle.
+ */
+#include "kernel/main.h"
+
+#include "apps/selftest.h"
+#include "arch.h"
+#include "kernel/cmdline.h"
+#include "kernel/cpu.h"
+#include "kernel/string.h"
+#include "kernel/panic.h"
+#include "kernel/printk.h"
+#include "kernel/smp.h"
+
+/* `crash=KIND`: fault on purpose, so tests can check the panic and crash paths. */
+static void crash_from_cmdline(void)
+{
+	size_t len;
+	const char *kind = cmdline_value("crash", &len);
+
+	if (!kind)
+		return;
+	printk("plugvm-guest: crashing on purpose (crash=%.*s)\n", (int)len, kind);
+	if (len == 5 && !memcmp(kind, "panic", 5))
+		panic("crash=panic requested on the command line");
+	arch_crash(kind, len);
+	pr_warn("unknown crash kind '%.*s' (ud gp pf de df triple panic)\n", (int)len, kind);
+}
+
+__noreturn void kernel_main(void)
+{
+	int st;
+
+	printk("plugvm-guest: %u possible CPUs, %u present, TSC %u kHz (%s)\n", nr_cpu_ids,
+	       cpumask_weight(&cpu_present_mask), arch_tsc_khz(), arch_tsc_source());
+	smp_init();
+	printk("cpu 0: online (apic %u, boot CPU)\n", cpu_apic_ids[0]);
+	arch_start_secondary_cpus();
+	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
+	       cpumask_weight(&cpu_present_mask));
+
+	crash_from_cmdline();
+	arch_irq_enable();
+	st = selftest_run_cmdline();
+	if (st >= 0)
+		arch_poweroff(st == 0 ? 0 : GUEST_EXIT_SELFTEST_FAILED);
+	if (cmdline_flag("halt"))
+		arch_poweroff(0);
+	arch_idle_loop();
+}

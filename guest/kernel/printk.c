@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/* printk, a small vsnprintf, and the console list. */
+#include "kernel/printk.h"
+
+#include <stdint.h>
+
+#include "kernel/spinlock.h"
+#include "kernel/string.h"
+
+#define PRINTK_LINE 320
+
+static struct spinlock console_lock = SPINLOCK_INIT("console");
+static struct console *consoles;
+bool printk_verbose;
+
+void console_register(struct console *con)
+{
+	unsigned long flags = spin_lock_irqsave(&console_lock);
+
+	con->next = consoles;
+	consoles = con;
+	con->enabled = true;
+	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+static void __console_write(const char *s, size_t n)
+{
+	struct console *c;
+
+	for (c = consoles; c; c = c->next)
+		if (c->enabled)
+			c->write(c, s, n);
+}
+
+void console_write(const char *s, size_t n)
+{
+	unsigned long flags = spin_lock_irqsave(&console_lock);
+
+	__console_write(s, n);
+	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+void console_force_unlock(void)
+{
+	spin_lock_init(&console_lock, "console");
+}
+
+/* ---- vsnprintf ------------------------------------------------------------------------ */
+
+struct out {
+	char *buf;
+	size_t size;
+	size_t len;	/* would-be length, may exceed size */
+};
+
+static void put(struct out *o, char c)
+{
+	if (o->len + 1 < o->size)
+		o->buf[o->len] = c;
+	o->len++;
+}
+
+static void put_padded(struct out *o, const char *s, size_t n, int width, bool left, char pad)
+{
+	size_t i;
+	int fill = width > (int)n ? width - (int)n : 0;
+
+	if (!left)
+		while (fill-- > 0)
+			put(o, pad);
+	for (i = 0; i < n; i++)
+		put(o, s[i]);
+	if (left)
+		while (fill-- > 0)
+			put(o, ' ');
+}
+
+static void put_number(struct out *o, uint64_t v, bool neg, unsigned base, bool upper, int width,
+		       bool left, char pad, int precision)
+{
+	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	char tmp[24];
+	int n = 0, zeros, len, fill;
+
+	do {
+		tmp[n++] = digits[v % base];
+		v /= base;
+	} while (v);
+	zeros = precision > n ? precision - n : 0;
+	len = n + zeros + (neg ? 1 : 0);
+	fill = width > len ? width - len : 0;
+	if (!left && pad == ' ')
+		while (fill-- > 0)
+			put(o, ' ');
+	if (neg)
+		put(o, '-');
+	if (!left && pad == '0')
+		while (fill-- > 0)
+			put(o, '0');
+	while (zeros-- > 0)
+		put(o, '0');
+	while (n > 0)
+		put(o, tmp[--n]);
+	while (fill-- > 0)
+		put(o, ' ');
+}
+
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	struct out o = { buf, size, 0 };
+
+	for (; *fmt; fmt++) {
+		bool left = false, upper = false, alt = false, neg;
+		char pad = ' ';
+		int width = 0, precision = -1, lng = 0;
+		uint64_t v;
+		unsigned base;
+
+		if (*fmt != '%') {
+			put(&o, *fmt);
+			continue;
+		}
+		fmt++;
+		for (;; fmt++) {
+			if (*fmt == '-')
+				left = true;
+			else if (*fmt == '#')
+				alt = true;
+			else if (*fmt == '0')
+				pad = '0';
+			else
+				break;
+		}
+		if (*fmt == '*') {
+			width = va_arg(ap, int);
+			fmt++;
+		} else {
+			while (*fmt >= '0' && *fmt <= '9')
+				width = width * 10 + (*fmt++ - '0');
+		}
+		if (*fmt == '.') {
+			fmt++;
+			precision = 0;
+			if (*fmt == '*') {
+				precision = va_arg(ap, int);
+				fmt++;
+			} else {
+				while (*fmt >= '0' && *fmt <= '9')
+					precision = precision * 10 + (*fmt++ - '0');
+			}
+		}
+		while (*fmt == 'l' || *fmt == 'z' || *fmt == 'h') {
+			if (*fmt != 'h')
+				lng++;
+			fmt++;
+		}
+		if (left)
+			pad = ' ';
+		switch (*fmt) {
+		case 'd':
+		case 'i': {
+			int64_t s = lng ? va_arg(ap, int64_t) : va_arg(ap, int);
+
+			neg = s < 0;
+			v = neg ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+			put_number(&o, v, neg, 10, false, width, left, pad, precision);
+			break;
+		}
+		case 'u':
+		case 'x':
+		case 'X':
+			base = *fmt == 'u' ? 10 : 16;
+			upper = *fmt == 'X';
+			v = lng ? va_arg(ap, uint64_t) : va_arg(ap, unsigned int);
+			if (alt && base == 16 && v) {
+				put(&o, '0');
+				put(&o, upper ? 'X' : 'x');
+				width -= 2;
+			}
+			put_number(&o, v, false, base, upper, width, left, pad, precision);
+			break;
+		case 'p':
+			put(&o, '0');
+			put(&o, 'x');
+			put_number(&o, (uint64_t)(uintptr_t)va_arg(ap, void *), false, 16, false, width,
+				   left, pad, precision);
+			break;
+		case 'c': {
+			char c = (char)va_arg(ap, int);
+
+			put_padded(&o, &c, 1, width, left, ' ');
+			break;
+		}
+		case 's': {
+			const char *s = va_arg(ap, const char *);
+
+			if (!s)
+				s = "(null)";
+			put_padded(&o, s, precision >= 0 ? strnlen(s, (size_t)precision) : strlen(s),
+				   width, left, ' ');
+			break;
+		}
+		case '%':
+			put(&o, '%');
+			break;
+		case '\0':
+			fmt--;
+			break;
+		default:
+			put(&o, '%');
+			put(&o, *fmt);
+			break;
+		}
+	}
+	if (size)
+		buf[o.len < size ? o.len : size - 1] = '\0';
+	return (int)o.len;
+}
+
+int snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+void vprintk(const char *fmt, va_list ap)
+{
+	char line[PRINTK_LINE];
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+
+	if (n >= (int)sizeof(line)) {
+		/* Truncated: keep the line ending so the next message starts a line. */
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	console_write(line, (size_t)n);
+}
+
+void printk(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintk(fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Formatted output and the console list. printk() formats into a small buffer, then
+ * writes the line to every registered console under one lock, so lines from different
+ * CPUs never interleave. Callable from any context, including interrupts and panic.
+ */
+#ifndef PLUGVM_KERNEL_PRINTK_H
+#define PLUGVM_KERNEL_PRINTK_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernel/compiler.h"
+
+struct console {
+	const char *name;
+	/* Write `n` bytes; called with the console lock held and interrupts off. */
+	void (*write)(struct console *con, const char *s, size_t n);
+	bool enabled;
+	struct console *next;
+};
+
+void console_register(struct console *con);
+/* Write raw bytes to the consoles (no formatting). */
+void console_write(const char *s, size_t n);
+/* Panic: let this CPU write even if another one holds the console lock forever. */
+void console_force_unlock(void);
+
+int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
+int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+void printk(const char *fmt, ...) __printf(1, 2);
+void vprintk(const char *fmt, va_list ap);
+
+/* Quiet boot: only messages with verbose=1 on the command line. */
+extern bool printk_verbose;
+#define pr_debug(...)                                                                              \
+	do {                                                                                       \
+		if (printk_verbose)                                                                \
+			printk(__VA_ARGS__);                                                       \
+	} while (0)
+#define pr_warn(fmt, ...) printk("warning: " fmt, ##__VA_ARGS__)
+
+__noreturn void panic(const char *fmt, ...) __printf(1, 2);
+
+#endif

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/* QEMU-style command-line parsing into struct vm_config. Pure: no I/O, no exit. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugvm_abi.h"
+
+const char config_usage[] =
+	"usage: plugvm [options]\n"
+	"\n"
+	"Boot a guest kernel (ELF with a PVH entry note) on /dev/kvm.\n"
+	"\n"
+	"  -smp, --smp N[,maxcpus=M][,sockets=S][,cores=C][,threads=T]\n"
+	"                         vCPUs at boot (default 1) and possible vCPUs (default N,\n"
+	"                         at most 1024 and KVM's limit)\n"
+	"  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G suffix (default 64M)\n"
+	"  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
+	"  -append, --append STR  guest command line (at most 4095 bytes)\n"
+	"  -v, --verbose          more diagnostics (twice for debug)\n"
+	"  -q, --quiet            errors only\n"
+	"  -h, --help             this text\n"
+	"  -V, --version          version and ABI\n"
+	"\n"
+	"Exit status: 0 guest powered off, odd = guest isa-debug-exit ((value << 1) | 1),\n"
+	"2 bad usage, 4 host/KVM setup failure, 6 guest crash, 8 VMM failure,\n"
+	"128+N ended by signal N.\n";
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int parse_uint(const char *s, size_t len, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	size_t i;
+
+	if (len == 0)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		if (v > (max - (unsigned)(s[i] - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int config_parse_mem(const char *s, uint64_t *out)
+{
+	size_t len = strlen(s);
+	unsigned long long v, shift = 20;
+	int ret;
+
+	if (len && strchr("kKmMgGtT", s[len - 1])) {
+		switch (s[len - 1]) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		default: shift = 40; break;
+		}
+		len--;
+	}
+	ret = parse_uint(s, len, ULLONG_MAX >> shift, &v);
+	if (ret)
+		return -EINVAL;
+	if (v == 0)
+		return -EINVAL;
+	*out = v << shift;
+	return 0;
+}
+
+int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char *err,
+		     size_t errlen)
+{
+	unsigned long long cpus = 0, maxcpus = 0, topo[4] = { 1, 1, 1, 1 };
+	static const char *const topo_keys[4] = { "sockets", "dies", "cores", "threads" };
+	bool have_cpus = false, have_topo = false;
+	const char *p = s;
+
+	if (!*s) {
+		set_err(err, errlen, "--smp: empty value");
+		return -EINVAL;
+	}
+	while (*p) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *eq = memchr(p, '=', len);
+		unsigned long long v;
+		size_t klen = eq ? (size_t)(eq - p) : 0;
+		const char *val = eq ? eq + 1 : p;
+		size_t vlen = eq ? len - klen - 1 : len;
+		int i;
+
+		if (parse_uint(val, vlen, PLUGVM_MAX_CPUS * 1000ull, &v) || v == 0) {
+			set_err(err, errlen, "--smp: bad value '%.*s' in '%s'", (int)len, p, s);
+			return -EINVAL;
+		}
+		if (!eq || (klen == 4 && !strncmp(p, "cpus", 4))) {
+			if (have_cpus) {
+				set_err(err, errlen, "--smp: CPU count given twice in '%s'", s);
+				return -EINVAL;
+			}
+			cpus = v;
+			have_cpus = true;
+		} else if (klen == 7 && !strncmp(p, "maxcpus", 7)) {
+			maxcpus = v;
+		} else {
+			for (i = 0; i < 4; i++)
+				if (klen == strlen(topo_keys[i]) && !strncmp(p, topo_keys[i], klen))
+					break;
+			if (i == 4) {
+				set_err(err, errlen, "--smp: unknown key '%.*s' in '%s'", (int)klen, p,
+					s);
+				return -EINVAL;
+			}
+			topo[i] = v;
+			have_topo = true;
+		}
+		p += len;
+		if (*p == ',') {
+			p++;
+			if (!*p) {
+				set_err(err, errlen, "--smp: trailing comma in '%s'", s);
+				return -EINVAL;
+			}
+		}
+	}
+	if (have_topo) {
+		unsigned long long prod = topo[0] * topo[1] * topo[2] * topo[3];
+
+		if (!maxcpus)
+			maxcpus = prod;
+		if (prod != maxcpus) {
+			set_err(err, errlen,
+				"--smp: sockets*dies*cores*threads = %llu differs from maxcpus %llu",
+				prod, maxcpus);
+			return -EINVAL;
+		}
+	}
+	if (!have_cpus)
+		cpus = maxcpus ? maxcpus : 1;
+	if (!maxcpus)
+		maxcpus = cpus;
+	if (cpus > maxcpus) {
+		set_err(err, errlen, "--smp: %llu CPUs exceed maxcpus=%llu", cpus, maxcpus);
+		return -EINVAL;
+	}
+	if (maxcpus > PLUGVM_MAX_CPUS) {
+		set_err(err, errlen, "--smp: %llu CPUs exceed plugvm's limit of %d", maxcpus,
+			PLUGVM_MAX_CPUS);
+		return -EINVAL;
+	}
+	*nr_cpus = (unsigned)cpus;
+	*max_cpus = (unsigned)maxcpus;
+	return 0;
+}
+
+enum opt_id { OPT_SMP, OPT_MEM, OPT_KERNEL, OPT_APPEND, OPT_VERBOSE, OPT_QUIET, OPT_HELP,
+	      OPT_VERSION };
+
+struct opt {
+	const char *names[3];	/* without leading dashes */
+	enum opt_id id;
+	bool has_arg;
+};
+
+static const struct opt opts[] = {
+	{ { "smp" }, OPT_SMP, true },
+	{ { "m", "memory" }, OPT_MEM, true },
+	{ { "kernel" }, OPT_KERNEL, true },
+	{ { "append" }, OPT_APPEND, true },
+	{ { "v", "verbose" }, OPT_VERBOSE, false },
+	{ { "q", "quiet" }, OPT_QUIET, false },
+	{ { "h", "help" }, OPT_HELP, false },
+	{ { "V", "version" }, OPT_VERSION, false },
+};
+
+static const struct opt *find_opt(const char *name, size_t len)
+{
+	size_t i, j;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		for (j = 0; j < 3 && opts[i].names[j]; j++)
+			if (strlen(opts[i].names[j]) == len && !strncmp(opts[i].names[j], name, len))
+				return &opts[i];
+	return NULL;
+}
+
+static int replace_str(char **dst, const char *src)
+{
+	char *copy = strdup(src);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+enum config_status config_parse(struct vm_config *cfg, int argc, char *const argv[], char *err,
+				size_t errlen)
+{
+	int i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->nr_cpus = 1;
+	cfg->max_cpus = 1;
+	cfg->mem_bytes = CONFIG_DEFAULT_MEM_BYTES;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i], *name, *val = NULL, *eq;
+		const struct opt *o;
+		size_t len;
+
+		if (arg[0] != '-' || arg[1] == '\0') {
+			set_err(err, errlen, "unexpected argument '%s' (see --help)", arg);
+			return CONFIG_ERROR;
+		}
+		name = arg + 1 + (arg[1] == '-');
+		eq = arg[1] == '-' ? strchr(name, '=') : NULL;
+		len = eq ? (size_t)(eq - name) : strlen(name);
+		o = find_opt(name, len);
+		if (!o) {
+			set_err(err, errlen, "unknown option '%s' (see --help)", arg);
+			return CONFIG_ERROR;
+		}
+		if (o->has_arg) {
+			if (eq) {
+				val = eq + 1;
+			} else if (i + 1 < argc) {
+				val = argv[++i];
+			} else {
+				set_err(err, errlen, "option '%s' needs a value", arg);
+				return CONFIG_ERROR;
+			}
+		} else if (eq) {
+			set_err(err, errlen, "option '%.*s' takes no value", (int)(eq - arg), arg);
+			return CONFIG_ERROR;
+		}
+
+		switch (o->id) {
+		case OPT_SMP:
+			if (config_parse_smp(val, &cfg->nr_cpus, &cfg->max_cpus, err, errlen))
+				return CONFIG_ERROR;
+			break;
+		case OPT_MEM:
+			if (config_parse_mem(val, &cfg->mem_bytes)) {
+				set_err(err, errlen, "-m: bad memory size '%s' (e.g. 64M, 1G)", val);
+				return CONFIG_ERROR;
+			}
+			if (cfg->mem_bytes < CONFIG_MIN_MEM_BYTES ||
+			    cfg->mem_bytes > CONFIG_MAX_MEM_BYTES) {
+				set_err(err, errlen, "-m: %s is outside %lluM..%lluG", val,
+					CONFIG_MIN_MEM_BYTES >> 20, CONFIG_MAX_MEM_BYTES >> 30);
+				return CONFIG_ERROR;
+			}
+			break;
+		case OPT_KERNEL:
+			if (!*val) {
+				set_err(err, errlen, "--kernel: empty file name");
+				return CONFIG_ERROR;
+			}
+			if (replace_str(&cfg->kernel_path, val))
+				goto nomem;
+			break;
+		case OPT_APPEND:
+			if (strlen(val) > CONFIG_MAX_CMDLINE) {
+				set_err(err, errlen, "--append: command line longer than %d bytes",
+					CONFIG_MAX_CMDLINE);
+				return CONFIG_ERROR;
+			}
+			if (replace_str(&cfg->cmdline, val))
+				goto nomem;
+			break;
+		case OPT_VERBOSE:
+			if (cfg->verbosity < 2)
+				cfg->verbosity++;
+			break;
+		case OPT_QUIET:
+			cfg->verbosity = -1;
+			break;
+		case OPT_HELP:
+			return CONFIG_HELP;
+		case OPT_VERSION:
+			return CONFIG_VERSION;
+		}
+	}
+	if (!cfg->cmdline && replace_str(&cfg->cmdline, ""))
+		goto nomem;
+	return CONFIG_RUN;
+nomem:
+	set_err(err, errlen, "out of memory");
+	return CONFIG_ERROR;
+}
+
+void config_free(struct vm_config *cfg)
+{
+	free(cfg->kernel_path);
+	free(cfg->cmdline);
+	cfg->kernel_path = NULL;
+	cfg->cmdline = NULL;
+}

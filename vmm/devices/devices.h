@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The emulated platform devices, one file each, each with an init/exit pair that
+ * registers its ranges on the VM's buses. Everything a guest writes is range-checked.
+ */
+#ifndef PLUGVM_VMM_DEVICES_H
+#define PLUGVM_VMM_DEVICES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vm;
+
+/* 16550A UART at COM1 (0x3f8, IRQ 4): output to `out_fd`; input via uart_rx(). */
+int uart_init(struct vm *vm, int out_fd);
+void uart_exit(struct vm *vm);
+/* Queue bytes typed on the console for the guest. Returns bytes taken (drops on overrun). */
+size_t uart_rx(struct vm *vm, const uint8_t *buf, size_t len);
+
+/* QEMU's isa-debug-exit at 0xf4: a write of v stops the VM with status (v << 1) | 1. */
+int debug_exit_init(struct vm *vm);
+
+/*
+ * ACPI fixed hardware in QEMU `pc` layout: PM1a event/control (S5 power-off), the PM
+ * timer, GPE0 and the SCI line (GSI 9, level).
+ */
+int acpi_pm_init(struct vm *vm);
+void acpi_pm_exit(struct vm *vm);
+/* Latch GPE0 status bit `bit` and update the SCI. Thread-safe. */
+void acpi_pm_raise_gpe(struct vm *vm, unsigned bit);
+/* Press the power button (PM1 PWRBTN_STS) and update the SCI. Thread-safe. */
+void acpi_pm_power_button(struct vm *vm);
+
+#endif

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /dev/kvm and the VM file descriptor: capability checks, memory slots, the in-kernel
+ * irqchip. The order of setup follows what KVM charges here (memslots before the irqchip
+ * saves a ~7 ms grace period; no PIT saves ~16 ms at exit; see docs/architecture.md).
+ */
+#ifndef PLUGVM_VMM_KVM_H
+#define PLUGVM_VMM_KVM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mem.h"
+
+struct kvm {
+	int dev_fd;		/* /dev/kvm */
+	int vm_fd;
+	int run_size;		/* size of each vCPU's kvm_run mapping */
+	unsigned max_vcpus;	/* KVM_CAP_MAX_VCPUS (or NR_VCPUS) */
+	bool tsc_deadline;	/* KVM_CAP_TSC_DEADLINE_TIMER */
+	struct kvm_cpuid2 *supported_cpuid;
+};
+
+/*
+ * Open `dev_path` (normally /dev/kvm), check the API and the capabilities plugvm needs,
+ * and create a VM. Returns 0 or -errno with a logged message that names the device.
+ */
+int kvm_open(struct kvm *k, const char *dev_path);
+
+/*
+ * Register guest RAM as memory slots, then create the in-kernel irqchip (IOAPIC, PICs,
+ * one LAPIC per vCPU created afterwards). Must run before any vCPU exists. Returns 0 or
+ * -errno (logged).
+ */
+int kvm_setup_memory_and_irqchip(struct kvm *k, const struct guest_mem *m);
+
+/* Set a GSI's input level on the in-kernel irqchip. Thread-safe. Returns 0 or -errno. */
+int kvm_irq_line(struct kvm *k, uint32_t gsi, int level);
+
+void kvm_close(struct kvm *k);
+
+#endif

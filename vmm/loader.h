@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The guest kernel loader: an ELF64 x86-64 executable with a PVH entry note
+ * (XEN_ELFNOTE_PHYS32_ENTRY). PT_LOAD segments go to their physical addresses; the file is
+ * hostile input, so every offset, size and address is checked before use.
+ */
+#ifndef PLUGVM_VMM_LOADER_H
+#define PLUGVM_VMM_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem.h"
+
+#define LOADER_MAX_FILE_BYTES (512ull << 20)
+
+struct loaded_kernel {
+	uint32_t entry;		/* 32-bit PVH entry (guest-physical) */
+	gpa_t lowest;		/* lowest byte loaded */
+	gpa_t highest;		/* one past the highest byte loaded (incl. bss) */
+};
+
+/*
+ * Load an ELF image held in memory into guest RAM. Returns 0, or -ENOEXEC (not an x86-64
+ * ELF executable, malformed headers, no PVH note) / -E2BIG (a segment does not fit guest
+ * RAM at or above 1 MiB) with a one-line reason in err.
+ */
+int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct loaded_kernel *out,
+		    char *err, size_t errlen);
+
+/*
+ * Read `path` and load it as above. Returns 0 or -errno; err names the file and the reason
+ * (missing, unreadable, too large, not an ELF, ...).
+ */
+int loader_load_file(struct guest_mem *m, const char *path, struct loaded_kernel *out, char *err,
+		     size_t errlen);
+
+#endif

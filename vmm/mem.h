@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Guest RAM: one anonymous host mapping per RAM region, and the single checked accessor
+ * that turns a guest-physical range into a host pointer. Guest addresses stay plain
+ * integers (gpa_t) so nothing dereferences one by accident.
+ */
+#ifndef PLUGVM_VMM_MEM_H
+#define PLUGVM_VMM_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t gpa_t;
+
+struct mem_region {
+	gpa_t gpa;
+	uint64_t size;
+	uint8_t *hva;
+};
+
+#define MEM_MAX_REGIONS 2
+
+struct guest_mem {
+	uint64_t size;		/* total RAM bytes */
+	int nr_regions;
+	struct mem_region regions[MEM_MAX_REGIONS];
+};
+
+/*
+ * Map `size` bytes of zeroed guest RAM: up to LAYOUT_LOW_RAM_MAX at gpa 0, the rest at
+ * 4 GiB. Returns 0 or -errno (logged).
+ */
+int mem_init(struct guest_mem *m, uint64_t size);
+void mem_destroy(struct guest_mem *m);
+
+/*
+ * Host pointer for [gpa, gpa + len) if that whole range is RAM of one region, else NULL.
+ * Overflow-safe; len 0 is allowed. Never logs: callers know whether the guest or the VMM
+ * asked and report accordingly.
+ */
+void *mem_gpa_ptr(const struct guest_mem *m, gpa_t gpa, uint64_t len);
+
+/* End of RAM below 4 GiB (exclusive). */
+uint64_t mem_low_end(const struct guest_mem *m);
+
+#endif

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vCPU threads: create, run, kick, stop. The run loop dispatches exits to the buses and
+ * turns guest crashes into a register dump and a stop; it never blocks on anything but
+ * KVM_RUN. A kick is a flag plus SIGUSR1, whose handler sets kvm_run.immediate_exit so a
+ * kick that lands just before KVM_RUN is not lost.
+ */
+#include "vcpu.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "log.h"
+#include "vm.h"
+#include "x86/cpu.h"
+
+#define VCPU_KICK_SIGNAL SIGUSR1
+
+static __thread struct kvm_run *this_run;
+
+static void kick_handler(int sig)
+{
+	(void)sig;
+	if (this_run)
+		this_run->immediate_exit = 1;
+}
+
+int vcpu_init_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = kick_handler;
+	sigemptyset(&sa.sa_mask);
+	/* No SA_RESTART: KVM_RUN must return EINTR. */
+	if (sigaction(VCPU_KICK_SIGNAL, &sa, NULL) < 0) {
+		log_error("sigaction(SIGUSR1): %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int vcpu_create(struct vm *vm, int id, bool boot)
+{
+	struct vcpu *v = &vm->vcpus[id];
+	struct kvm_cpuid2 *cpuid;
+	void *run;
+	int fd, err;
+
+	fd = ioctl(vm->kvm.vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
+	if (fd < 0) {
+		err = errno;
+		log_error("vCPU %d: KVM_CREATE_VCPU: %s", id, strerror(err));
+		return -err;
+	}
+	run = mmap(NULL, (size_t)vm->kvm.run_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (run == MAP_FAILED) {
+		err = errno;
+		log_error("vCPU %d: mmap(kvm_run): %s", id, strerror(err));
+		close(fd);
+		return -err;
+	}
+	v->vm = vm;
+	v->id = id;
+	v->fd = fd;
+	v->run = run;
+
+	if (id == 0 && !vm->cpuid.tsc_khz) {
+		/* The first vCPU tells the TSC rate every vCPU's CPUID will advertise. */
+		int khz = ioctl(fd, KVM_GET_TSC_KHZ, 0);
+
+		vm->cpuid.tsc_khz = khz > 0 ? (uint32_t)khz : 0;
+		if (khz <= 0)
+			log_warn("KVM_GET_TSC_KHZ failed; the guest will calibrate its TSC");
+	}
+	cpuid = cpuid_build(vm->kvm.supported_cpuid, &vm->cpuid, (uint32_t)id);
+	if (!cpuid) {
+		err = ENOMEM;
+		log_error("vCPU %d: out of memory", id);
+		goto fail;
+	}
+	if (ioctl(fd, KVM_SET_CPUID2, cpuid) < 0) {
+		err = errno;
+		log_error("vCPU %d: KVM_SET_CPUID2: %s", id, strerror(err));
+		free(cpuid);
+		goto fail;
+	}
+	free(cpuid);
+	if (boot && regs_setup_pvh(fd, vm->entry, (uint32_t)vm->start_info) < 0) {
+		err = errno;
+		log_error("vCPU %d: setting entry registers: %s", id, strerror(err));
+		goto fail;
+	}
+	atomic_store(&v->state, VCPU_PARKED);
+	return 0;
+fail:
+	vcpu_destroy(v);
+	return -err;
+}
+
+/* Instruction bytes at the vCPU's RIP, from the exit data or guest memory. */
+static unsigned fetch_insn(struct vcpu *v, uint8_t *buf, unsigned max)
+{
+	struct kvm_run *run = v->run;
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	int64_t gpa;
+	const uint8_t *p;
+
+	if (run->exit_reason == KVM_EXIT_INTERNAL_ERROR &&
+	    run->emulation_failure.suberror == KVM_INTERNAL_ERROR_EMULATION &&
+	    run->emulation_failure.ndata >= 3 &&
+	    (run->emulation_failure.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES) &&
+	    run->emulation_failure.insn_size) {
+		unsigned n = run->emulation_failure.insn_size;
+
+		if (n > max)
+			n = max;
+		if (n > sizeof(run->emulation_failure.insn_bytes))
+			n = sizeof(run->emulation_failure.insn_bytes);
+		memcpy(buf, run->emulation_failure.insn_bytes, n);
+		return n;
+	}
+	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
+		return 0;
+	gpa = regs_translate(v->fd, sregs.cs.base + regs.rip);
+	if (gpa < 0)
+		return 0;
+	p = mem_gpa_ptr(&v->vm->mem, (gpa_t)gpa, max);
+	if (!p)
+		return 0;
+	memcpy(buf, p, max);
+	return max;
+}
+
+static void crash(struct vcpu *v, const char *what)
+{
+	uint8_t insn[16];
+	unsigned n = fetch_insn(v, insn, sizeof(insn));
+
+	log_error("vCPU %d: %s", v->id, what);
+	regs_dump(stderr, v->fd, v->id, insn, n);
+	vm_request_stop(v->vm, PLUGVM_EXIT_GUEST_CRASH);
+}
+
+static void handle_internal_error(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	char what[256];
+	int n;
+	uint32_t i;
+
+	n = snprintf(what, sizeof(what), "KVM internal error, suberror %u%s",
+		     run->internal.suberror,
+		     run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
+			     ? " (emulation failure: KVM cannot emulate the instruction below)"
+			     : "");
+	for (i = 0; i < run->internal.ndata && i < 4 && n < (int)sizeof(what) - 20; i++)
+		n += snprintf(what + n, sizeof(what) - (size_t)n, " data[%u]=%#llx", i,
+			      (unsigned long long)run->internal.data[i]);
+	crash(v, what);
+}
+
+/* Returns false when the thread should end. */
+static bool handle_exit(struct vcpu *v)
+{
+	struct kvm_run *run = v->run;
+	struct vm *vm = v->vm;
+	char what[128];
+
+	switch (run->exit_reason) {
+	case KVM_EXIT_IO:
+		if (run->io.size != 1 && run->io.size != 2 && run->io.size != 4) {
+			crash(v, "I/O exit with a bad access size");
+			return false;
+		}
+		bus_dispatch(&vm->pio, v->id, run->io.port, (uint8_t *)run + run->io.data_offset,
+			     run->io.size, run->io.count, run->io.direction == KVM_EXIT_IO_OUT);
+		return true;
+	case KVM_EXIT_MMIO:
+		if (run->mmio.len == 0 || run->mmio.len > 8) {
+			crash(v, "MMIO exit with a bad access size");
+			return false;
+		}
+		bus_dispatch(&vm->mmio, v->id, run->mmio.phys_addr, run->mmio.data, run->mmio.len,
+			     1, run->mmio.is_write);
+		return true;
+	case KVM_EXIT_SHUTDOWN:
+		crash(v, "guest triple fault (shutdown exit)");
+		return false;
+	case KVM_EXIT_INTERNAL_ERROR:
+		handle_internal_error(v);
+		return false;
+	case KVM_EXIT_FAIL_ENTRY:
+		snprintf(what, sizeof(what), "VM entry failed, hardware reason %#llx",
+			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
+		crash(v, what);
+		return false;
+	case KVM_EXIT_SYSTEM_EVENT:
+		switch (run->system_event.type) {
+		case KVM_SYSTEM_EVENT_SHUTDOWN:
+			vm_request_stop(vm, 0);
+			return false;
+		case KVM_SYSTEM_EVENT_RESET:
+			log_info("guest requested a reset; plugvm does not reboot, stopping");
+			vm_request_stop(vm, 0);
+			return false;
+		default:
+			snprintf(what, sizeof(what), "guest system event %u",
+				 run->system_event.type);
+			crash(v, what);
+			return false;
+		}
+	case KVM_EXIT_INTR:
+		return true;
+	default:
+		snprintf(what, sizeof(what), "unexpected KVM exit reason %u", run->exit_reason);
+		crash(v, what);
+		return false;
+	}
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	char name[16];
+
+	v->tid = (pid_t)syscall(SYS_gettid);
+	snprintf(name, sizeof(name), "vcpu%d", v->id);
+	pthread_setname_np(pthread_self(), name);
+	this_run = v->run;
+
+	for (;;) {
+		/* Clear a consumed kick before looking at the flags; see the file comment. */
+		v->run->immediate_exit = 0;
+		if (atomic_load(&v->stop) || vm_stopping(v->vm))
+			break;
+		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			log_error("vCPU %d: KVM_RUN: %s", v->id, strerror(errno));
+			vm_request_stop(v->vm, PLUGVM_EXIT_INTERNAL);
+			break;
+		}
+		if (!handle_exit(v))
+			break;
+	}
+	this_run = NULL;
+	return NULL;
+}
+
+int vcpu_start(struct vcpu *v)
+{
+	sigset_t all, old;
+	int err;
+
+	atomic_store(&v->stop, false);
+	/* The thread inherits a mask with only the kick signal open; the main thread takes
+	 * every process-directed signal through its signalfd. */
+	sigfillset(&all);
+	sigdelset(&all, VCPU_KICK_SIGNAL);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&v->thread, NULL, vcpu_thread, v);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		log_error("vCPU %d: cannot start its thread: %s", v->id, strerror(err));
+		return -err;
+	}
+	atomic_store(&v->state, VCPU_RUNNING);
+	return 0;
+}
+
+void vcpu_stop_and_join(struct vcpu *v)
+{
+	if (atomic_load(&v->state) != VCPU_RUNNING)
+		return;
+	atomic_store(&v->stop, true);
+	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+	pthread_join(v->thread, NULL);
+	atomic_store(&v->state, VCPU_PARKED);
+}
+
+void vcpu_destroy(struct vcpu *v)
+{
+	if (v->run)
+		munmap(v->run, (size_t)v->vm->kvm.run_size);
+	if (v->fd >= 0)
+		close(v->fd);
+	v->run = NULL;
+	v->fd = -1;
+	atomic_store(&v->state, VCPU_ABSENT);
+}

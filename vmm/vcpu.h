@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vCPUs: one KVM vCPU fd and one thread each. KVM cannot destroy a single vCPU, so a vCPU
+ * that is removed keeps its fd *parked* for the next add of the same APIC ID. The run loop
+ * only dispatches exits to the buses; everything else lives in devices.
+ */
+#ifndef PLUGVM_VMM_VCPU_H
+#define PLUGVM_VMM_VCPU_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct vm;
+struct kvm_run;
+
+enum vcpu_state {
+	VCPU_ABSENT,	/* no fd yet */
+	VCPU_RUNNING,	/* fd and thread */
+	VCPU_PARKED,	/* fd kept, no thread */
+};
+
+struct vcpu {
+	struct vm *vm;
+	int id;			/* KVM vCPU id == APIC ID */
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	_Atomic int state;	/* enum vcpu_state */
+	atomic_bool stop;	/* leave KVM_RUN and end the thread */
+	pid_t tid;		/* host thread id, for query-cpus-fast */
+};
+
+/*
+ * Create the KVM vCPU `id` (fd, kvm_run mapping, CPUID) in slot vm->vcpus[id]. If `boot`
+ * it gets the PVH entry state; otherwise KVM leaves it waiting for INIT/SIPI. Returns 0 or
+ * -errno (logged).
+ */
+int vcpu_create(struct vm *vm, int id, bool boot);
+
+/* Start the vCPU's thread. Returns 0 or -errno (logged). */
+int vcpu_start(struct vcpu *v);
+
+/* Ask the vCPU's thread to end, kick it out of KVM_RUN, and wait for it. */
+void vcpu_stop_and_join(struct vcpu *v);
+
+/* Close the fd and unmap kvm_run. The thread must have ended. */
+void vcpu_destroy(struct vcpu *v);
+
+/* Install the kick signal handler. Call once before any vCPU thread starts. */
+int vcpu_init_signals(void);
+
+#endif
