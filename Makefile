@@ -1,7 +1,13 @@
 # plugvm: one non-recursive Makefile. `make` builds the VMM and the guest; see `make help`.
+# Fragments: tests/unit/*.mk declare unit tests, bench/*.mk declare benchmarks.
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
 B := build
+ifneq ($(V),1)
+Q := @
+MAKEFLAGS += --no-print-directory
+endif
+PYTEST := /usr/bin/python3 -m pytest
 
 CC ?= gcc
 HOST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
@@ -22,10 +28,12 @@ VMM_LIBS := -lpthread
 
 $(B)/vmm/%.o: vmm/%.c
 	@mkdir -p $(@D)
-	$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	$(Q)$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/plugvm: $(VMM_OBJS)
-	$(CC) $(HOST_LDFLAGS) -o $@ $^ $(VMM_LIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ $(VMM_LIBS)
 
 -include $(VMM_OBJS:.o=.d)
 
@@ -52,14 +60,17 @@ GUEST_OBJS := $(patsubst %,build/guest-obj/%.o,$(GUEST_SRCS))
 
 build/guest-obj/%.c.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(GUEST_CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	$(Q)$(CC) $(GUEST_CFLAGS) -MMD -MP -c $< -o $@
 
 build/guest-obj/%.S.o: %.S
 	@mkdir -p $(@D)
-	$(CC) $(GUEST_CFLAGS) $(GUEST_ASFLAGS) -MMD -MP -c $< -o $@
+	@echo "  AS      $<"
+	$(Q)$(CC) $(GUEST_CFLAGS) $(GUEST_ASFLAGS) -MMD -MP -c $< -o $@
 
 build/guest.elf: $(GUEST_OBJS) guest/arch/x86/guest.ld
-	$(CC) $(GUEST_CFLAGS) $(GUEST_LDFLAGS) -o $@ $(GUEST_OBJS) -lgcc
+	@echo "  LD      $@"
+	$(Q)$(CC) $(GUEST_CFLAGS) $(GUEST_LDFLAGS) -o $@ $(GUEST_OBJS) -lgcc
 
 -include $(GUEST_OBJS:.o=.d)
 
@@ -67,6 +78,66 @@ build/guest.elf: $(GUEST_OBJS) guest/arch/x86/guest.ld
 all: vmm guest
 vmm: $(B)/plugvm
 guest: build/guest.elf
+
+# ---- unit tests (cmocka, host) ---------------------------------------------------------
+# A fragment declares: UNIT_TESTS += test_foo; UNIT_test_foo_SRCS := the module sources.
+UNIT_TESTS :=
+include $(sort $(wildcard tests/unit/*.mk))
+UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	-D_GNU_SOURCE -DPLUGVM_HOST_TEST -Itests/unit/shim -Iguest -Icommon -I.
+UNIT_LDFLAGS :=
+ifeq ($(SAN),1)
+UNIT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+UNIT_LDFLAGS += -fsanitize=address,undefined
+endif
+UNIT_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/drivers/*.h guest/apps/*.h \
+	vmm/*.h vmm/*/*.h tests/unit/shim/*.h tests/unit/*.h)
+
+define unit_rule
+$(B)/tests/unit/$(1): tests/unit/$(1).c $$(UNIT_$(1)_SRCS) tests/unit/shim/arch_shim.c $$(UNIT_HEADERS)
+	@mkdir -p $$(@D)
+	@echo "  CCLD    $$@"
+	$$(Q)$$(CC) $$(UNIT_CFLAGS) $$(UNIT_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) \
+		$$(UNIT_LDFLAGS) -lcmocka -lpthread $$(UNIT_$(1)_LIBS)
+endef
+$(foreach t,$(UNIT_TESTS),$(eval $(call unit_rule,$(t))))
+
+UNIT_BINS := $(UNIT_TESTS:%=$(B)/tests/unit/%)
+.PHONY: unit-build unit
+unit-build: $(UNIT_BINS)
+unit: unit-build
+	@fail=0; for t in $(UNIT_BINS); do \
+		echo "  UNIT    $$t"; \
+		timeout 60 $$t > $$t.log 2>&1 || { cat $$t.log; echo "FAILED: $$t"; fail=1; }; \
+	done; exit $$fail
+
+# ---- benchmarks ------------------------------------------------------------------------
+# A fragment bench/NAME.mk declares: BENCHES += NAME, and a target bench-NAME that prints
+# its markdown table and writes it to build/bench/NAME.md. `make bench` runs them all and
+# rewrites their sections of bench/README.md.
+BENCHES :=
+include $(sort $(wildcard bench/*.mk))
+.PHONY: bench
+bench: all
+	@mkdir -p build/bench
+	$(Q)for b in $(BENCHES); do $(MAKE) bench-$$b || exit 1; done
+	$(Q)/usr/bin/python3 scripts/bench-readme.py $(BENCHES)
+
+# ---- dependencies, run, test -------------------------------------------------------------
+.PHONY: deps run test integration
+deps:
+	$(Q)bash scripts/deps.sh
+
+run: deps all
+	$(B)/plugvm $$(cat configs/default.args)
+
+integration: all
+	$(PYTEST) -q tests/integration $(PYTEST_ARGS)
+
+test: deps
+	$(Q)$(MAKE) all
+	$(Q)$(MAKE) unit
+	$(Q)$(MAKE) integration
 
 clean:
 	rm -rf build

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/* Host implementations of the shim arch.h functions. */
+#include "arch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+__thread bool shim_irqs_on = true;
+__thread struct cpu *shim_this_cpu;
+__thread struct shim_ipi_log shim_ipis;
+static uint64_t fixed_ns;
+
+void shim_set_cpu(struct cpu *c)
+{
+	shim_this_cpu = c;
+}
+
+void shim_set_time_ns(uint64_t ns)
+{
+	fixed_ns = ns;
+}
+
+uint64_t arch_now_ns(void)
+{
+	struct timespec ts;
+
+	if (fixed_ns)
+		return fixed_ns;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t arch_tsc(void)
+{
+	return arch_now_ns(); /* a 1 GHz "TSC" */
+}
+
+uint32_t arch_tsc_khz(void)
+{
+	return 1000000;
+}
+
+const char *arch_tsc_source(void)
+{
+	return "host";
+}
+
+uint64_t arch_tsc_to_ns(uint64_t tsc)
+{
+	return tsc;
+}
+
+void arch_udelay(uint64_t us)
+{
+	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+uint32_t arch_apic_id(void)
+{
+	return 0;
+}
+
+uint32_t arch_cpuid_apic_id(void)
+{
+	return 0;
+}
+
+uint64_t arch_percpu_base(void)
+{
+	return (uint64_t)(uintptr_t)shim_this_cpu;
+}
+
+bool arch_x2apic(void)
+{
+	return true;
+}
+
+uint32_t arch_tsc_khz_by(const char *method)
+{
+	(void)method;
+	return 0;
+}
+
+void arch_send_ipi(uint32_t apic_id, unsigned vector)
+{
+	shim_ipis.count++;
+	shim_ipis.last_apic_id = apic_id;
+	shim_ipis.last_vector = vector;
+}
+
+int arch_set_irq_handler(unsigned vector, arch_irq_handler fn, void *arg)
+{
+	(void)vector;
+	(void)fn;
+	(void)arg;
+	return 0;
+}
+
+void arch_poweroff(int status)
+{
+	fprintf(stderr, "shim: arch_poweroff(%d)\n", status);
+	exit(status ? 100 + status : 0);
+}
+
+void arch_backtrace(void)
+{
+}
+
+void arch_stop_other_cpus(void)
+{
+}
+
+void arch_halt_forever(void)
+{
+	fprintf(stderr, "shim: arch_halt_forever\n");
+	abort();
+}
+
+void arch_crash(const char *kind, size_t len)
+{
+	(void)kind;
+	(void)len;
+}
+
+void arch_start_secondary_cpus(void)
+{
+}
+
+void arch_idle_loop(void)
+{
+	abort();
+}
