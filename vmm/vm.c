@@ -198,7 +198,7 @@ static int event_loop(struct vm *vm, int sig_fd)
 				struct signalfd_siginfo si;
 
 				if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-					log_info("terminating on signal %u", si.ssi_signo);
+					log_error("terminating on signal %u", si.ssi_signo);
 					vm_request_stop(vm, PLUGVM_EXIT_SIGNAL_BASE +
 								    (int)si.ssi_signo);
 				}

@@ -27,7 +27,7 @@ static void crash_from_cmdline(void)
 	if (len == 5 && !memcmp(kind, "panic", 5))
 		panic("crash=panic requested on the command line");
 	arch_crash(kind, len);
-	pr_warn("unknown crash kind '%.*s' (ud gp pf de df triple panic)\n", (int)len, kind);
+	pr_warn("unknown crash kind '%.*s' (ud gp pf de bp df triple panic)\n", (int)len, kind);
 }
 
 __noreturn void kernel_main(void)

@@ -168,8 +168,8 @@ void arch_stop_other_cpus(void);
 __attribute__((noreturn)) void arch_halt_forever(void);
 
 /*
- * Fault on purpose: "ud", "gp", "pf", "de", "df" (double fault) or "triple" (no IDT: the
- * hypervisor sees a triple fault). Returns only if `kind` is unknown.
+ * Fault on purpose: "ud", "gp", "pf", "de", "bp", "df" (double fault) or "triple" (no IDT:
+ * the hypervisor sees a triple fault). Returns only if `kind` is unknown.
  */
 void arch_crash(const char *kind, size_t len);
 

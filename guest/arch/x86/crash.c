@@ -19,6 +19,9 @@ void arch_crash(const char *kind, size_t len)
 	} else if (is(kind, len, "pf")) {
 		/* Above the 4 GiB identity map: not present. */
 		(void)*(volatile uint64_t *)0x4000000000ull;
+	} else if (is(kind, len, "bp")) {
+		/* #BP on hardware KVM; an emulation failure where guest CPL0 code is emulated. */
+		__asm__ volatile("int3");
 	} else if (is(kind, len, "de")) {
 		uint32_t zero = 0;
 

@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: MIT
+"""Boot the real guest on the real VMM on /dev/kvm and check what it reports."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from vm import GUEST, PLUGVM, plugvm, run_plugvm, selftests
+
+
+@pytest.mark.parametrize("ncpus", [1, 2, 4, 8, 64])
+def test_boot_reports_every_cpu(ncpus):
+    rc, vm = run_plugvm("--smp", str(ncpus), "-m", "64M", "--append", "halt")
+    assert rc == 0, vm.transcript()
+    summary = vm.lines(r"^plugvm-guest: (\d+)/(\d+) CPUs online$")
+    assert len(summary) == 1, vm.transcript()
+    assert summary[0].groups() == (str(ncpus), str(ncpus)), vm.transcript()
+    online = {int(m.group(1)) for m in vm.lines(r"^cpu (\d+): online \(apic (\d+)")}
+    assert online == set(range(ncpus)), vm.transcript()
+
+
+def test_selftests_all_pass_on_4_cpus():
+    rc, vm = run_plugvm("--smp", "4", "--append", "selftest=all")
+    results = selftests(vm)
+    assert rc == 0, vm.transcript()
+    assert {"percpu", "apic", "tsc", "acpi", "mm"} <= set(results), vm.transcript()
+    assert all(r == "pass" for r in results.values()), results
+
+
+def test_selftests_on_64_cpus():
+    rc, vm = run_plugvm("--smp", "64", "--append", "selftest=percpu,apic,acpi")
+    assert rc == 0, vm.transcript()
+    assert selftests(vm) == {"percpu": "pass", "apic": "pass", "acpi": "pass"}
+    assert vm.lines(r"^selftest percpu: cpus=64$"), vm.transcript()
+
+
+def test_selftest_list_names_the_tests():
+    rc, vm = run_plugvm("--append", "selftest=list")
+    assert rc == 0, vm.transcript()
+    names = {m.group(1) for m in vm.lines(r"^selftest list: (\S+)$")}
+    assert {"percpu", "apic", "tsc", "acpi", "mm"} <= names
+
+
+def test_unknown_selftest_fails_the_run():
+    rc, vm = run_plugvm("--append", "selftest=percpu,nosuchtest")
+    assert rc == (1 << 1) | 1, vm.transcript()  # isa-debug-exit 1
+    results = selftests(vm)
+    assert results["percpu"] == "pass"
+    assert results["nosuchtest"].startswith("fail unknown test")
+
+
+def test_possible_cpus_beyond_present():
+    rc, vm = run_plugvm("--smp", "2,maxcpus=8", "--append", "selftest=apic,acpi")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 2/2 CPUs online$"), vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 8 possible CPUs, 2 present"), vm.transcript()
+    assert vm.lines(r"^selftest apic: mode=\S+ cpus=2 possible=8$"), vm.transcript()
+    assert vm.lines(r"^selftest acpi: cpus=8 enabled=2 "), vm.transcript()
+
+
+def test_tsc_from_plugvm_leaf_and_calibrated():
+    rc, vm = run_plugvm("--smp", "2", "--append", "selftest=tsc")
+    assert rc == 0, vm.transcript()
+    leaf = vm.wait_for(r"^selftest tsc: khz=(\d+) source=plugvm ")
+    rc, vm2 = run_plugvm("--smp", "2", "--append", "tsc=calibrate selftest=tsc")
+    assert rc == 0, vm2.transcript()
+    cal = vm2.wait_for(r"^selftest tsc: khz=(\d+) source=pmtimer ")
+    a, b = int(leaf.group(1)), int(cal.group(1))
+    assert abs(a - b) <= a * 0.02, (a, b)
+
+
+@pytest.mark.parametrize("mem", ["8M", "3500M"])
+def test_memory_sizes(mem):
+    rc, vm = run_plugvm("--smp", "2", "-m", mem, "--append", "selftest=mm,acpi")
+    assert rc == 0, vm.transcript()
+    assert selftests(vm) == {"mm": "pass", "acpi": "pass"}
+
+
+def test_defaults_find_the_guest_beside_the_binary(tmp_path):
+    # A copy of the VMM with guest.elf beside it, started with no --kernel.
+    shutil.copy(PLUGVM, tmp_path / "plugvm")
+    shutil.copy(GUEST, tmp_path / "guest.elf")
+    proc = subprocess.run([str(tmp_path / "plugvm"), "--append", "halt"], capture_output=True,
+                          timeout=120, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "plugvm-guest: 1/1 CPUs online" in proc.stdout
+
+
+def test_quoted_command_line_values():
+    rc, vm = run_plugvm("--append", 'note="two words" selftest=mm halt')
+    assert rc == 0, vm.transcript()
+    assert selftests(vm) == {"mm": "pass"}
+
+
+def test_help_and_version():
+    out = subprocess.run([PLUGVM, "--help"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 0 and "--smp" in out.stdout and "--kernel" in out.stdout
+    out = subprocess.run([PLUGVM, "--version"], capture_output=True, text=True, timeout=10)
+    assert out.returncode == 0 and out.stdout.startswith("plugvm ")
+    assert "ABI" in out.stdout
+
+
+def test_idle_guest_keeps_running_until_signalled():
+    with plugvm("--smp", "2") as vm:
+        vm.wait_for(r"^plugvm-guest: 2/2 CPUs online$")
+        assert vm.proc.poll() is None
+        vm.signal(15)
+        assert vm.wait_exit() == 128 + 15, vm.transcript()
+
+
+def test_console_survives_a_closed_stdout():
+    # The reader goes away; the VM must still run to its power-off.
+    proc = subprocess.Popen([PLUGVM, "--smp", "2", "--append", "selftest=mm"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    assert os.path.exists(PLUGVM)

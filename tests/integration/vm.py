@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: MIT
+"""Run a VM process (plugvm or QEMU) and watch its console.
+
+A reader thread per stream collects lines; tests wait for regular expressions with
+deadlines (never for fixed times) and for the exit status. Every wait has a hard bound, so
+a hung VM fails the test instead of hanging it.
+"""
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PLUGVM = os.environ.get("PLUGVM_BIN", os.path.join(ROOT, "build", "plugvm"))
+GUEST = os.environ.get("PLUGVM_GUEST", os.path.join(ROOT, "build", "guest.elf"))
+RUN_QEMU = os.path.join(ROOT, "scripts", "run-qemu.sh")
+
+# Guest kernel code is emulated on kvm_pvm hosts (~3000x slower than hardware): be generous.
+BOOT_TIMEOUT = float(os.environ.get("PLUGVM_TEST_TIMEOUT", "90"))
+QEMU_TIMEOUT = 2 * BOOT_TIMEOUT
+
+
+class VmFailure(AssertionError):
+    pass
+
+
+class Vm:
+    """A running VM process whose stdout/stderr lines are collected as they arrive."""
+
+    def __init__(self, argv, env=None, stdin=subprocess.DEVNULL, preexec_fn=None):
+        self.argv = list(argv)
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            self.argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env, preexec_fn=preexec_fn)
+        self.stdout = []
+        self.stderr = []
+        self._cond = threading.Condition()
+        self._readers = [
+            threading.Thread(target=self._read, args=(self.proc.stdout, self.stdout), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr), daemon=True),
+        ]
+        for t in self._readers:
+            t.start()
+
+    def _read(self, stream, lines):
+        for raw in iter(stream.readline, b""):
+            with self._cond:
+                lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    def transcript(self):
+        with self._cond:
+            out = "\n".join(self.stdout[-200:])
+            err = "\n".join(self.stderr[-100:])
+        return f"command: {' '.join(self.argv)}\n--- stdout ---\n{out}\n--- stderr ---\n{err}"
+
+    def wait_for(self, pattern, timeout=BOOT_TIMEOUT, stream="stdout"):
+        """Wait until a line of `stream` matches `pattern` (re.search); return the match."""
+        rx = re.compile(pattern)
+        lines = self.stdout if stream == "stdout" else self.stderr
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self._cond:
+            while True:
+                while seen < len(lines):
+                    m = rx.search(lines[seen])
+                    seen += 1
+                    if m:
+                        return m
+                if self.proc.poll() is not None and all(not t.is_alive() for t in self._readers):
+                    raise VmFailure(f"exited ({self.proc.returncode}) before /{pattern}/\n"
+                                    + self.transcript())
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise VmFailure(f"timed out after {timeout}s waiting for /{pattern}/\n"
+                                    + self.transcript())
+                self._cond.wait(min(left, 0.5))
+
+    def wait_exit(self, timeout=BOOT_TIMEOUT):
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise VmFailure(f"did not exit within {timeout}s\n" + self.transcript())
+        for t in self._readers:
+            t.join(10)
+        return rc
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def lines(self, pattern, stream="stdout"):
+        rx = re.compile(pattern)
+        with self._cond:
+            return [m for m in (rx.search(l) for l in (self.stdout if stream == "stdout"
+                                                         else self.stderr)) if m]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+
+
+def plugvm(*args, **kw):
+    """Start plugvm with `args` (strings)."""
+    return Vm([PLUGVM, *args], **kw)
+
+
+def run_plugvm(*args, timeout=BOOT_TIMEOUT, **kw):
+    """Run plugvm to completion; return (exit status, Vm)."""
+    vm = plugvm(*args, **kw)
+    try:
+        return vm.wait_exit(timeout), vm
+    finally:
+        vm.kill()
+
+
+def qemu(*args, **kw):
+    """Start the guest on QEMU through scripts/run-qemu.sh."""
+    return Vm([RUN_QEMU, "--kernel", GUEST, *args], **kw)
+
+
+def selftests(vm):
+    """{name: 'pass' | 'fail <reason>'} from the guest's selftest lines."""
+    results = {}
+    for m in vm.lines(r"^selftest (\S+): (pass|fail.*)$"):
+        results[m.group(1)] = m.group(2)
+    return results
+
+
+def exit_status_for_signal(sig):
+    return 128 + int(sig)
+
+
+__all__ = ["Vm", "VmFailure", "plugvm", "run_plugvm", "qemu", "selftests", "PLUGVM", "GUEST",
+           "ROOT", "BOOT_TIMEOUT", "QEMU_TIMEOUT", "exit_status_for_signal", "signal"]
