@@ -23,56 +23,57 @@
 #include <stdint.h>
 
 /* ABI version: major in the high 16 bits, minor in the low 16 bits. */
-#define PLUGVM_ABI_MAJOR	1
-#define PLUGVM_ABI_MINOR	0
-#define PLUGVM_ABI_VERSION	((PLUGVM_ABI_MAJOR << 16) | PLUGVM_ABI_MINOR)
+#define PLUGVM_ABI_MAJOR   1
+#define PLUGVM_ABI_MINOR   0
+#define PLUGVM_ABI_VERSION ((PLUGVM_ABI_MAJOR << 16) | PLUGVM_ABI_MINOR)
 
 /* CPUID leaves. */
-#define PLUGVM_CPUID_KVM_BASE	0x40000000u
-#define PLUGVM_CPUID_TIMING	0x40000010u	/* EAX = TSC kHz, EBX = LAPIC bus kHz */
-#define PLUGVM_CPUID_BASE	0x40000100u	/* EAX = max leaf; EBX,ECX,EDX = signature */
-#define PLUGVM_CPUID_INFO	0x40000101u	/* EAX = ABI, EBX = TSC kHz, ECX = LAPIC kHz, EDX = features */
-#define PLUGVM_CPUID_MAX	PLUGVM_CPUID_INFO
+#define PLUGVM_CPUID_KVM_BASE 0x40000000u
+#define PLUGVM_CPUID_TIMING   0x40000010u /* EAX = TSC kHz, EBX = LAPIC bus kHz */
+#define PLUGVM_CPUID_BASE     0x40000100u /* EAX = max leaf; EBX,ECX,EDX = signature */
+#define PLUGVM_CPUID_INFO \
+	0x40000101u /* EAX = ABI, EBX = TSC kHz, ECX = LAPIC kHz, EDX = features */
+#define PLUGVM_CPUID_MAX PLUGVM_CPUID_INFO
 
 /* "plugvmplugvm" as the three little-endian registers EBX, ECX, EDX. */
-#define PLUGVM_CPUID_SIG_EBX	0x67756c70u	/* "plug" */
-#define PLUGVM_CPUID_SIG_ECX	0x6c706d76u	/* "vmpl" */
-#define PLUGVM_CPUID_SIG_EDX	0x6d766775u	/* "ugvm" */
+#define PLUGVM_CPUID_SIG_EBX 0x67756c70u /* "plug" */
+#define PLUGVM_CPUID_SIG_ECX 0x6c706d76u /* "vmpl" */
+#define PLUGVM_CPUID_SIG_EDX 0x6d766775u /* "ugvm" */
 
 /* KVM's emulated LAPIC timer runs at 1 GHz. */
-#define PLUGVM_LAPIC_TIMER_KHZ	1000000u
+#define PLUGVM_LAPIC_TIMER_KHZ 1000000u
 
 /* Platform I/O ports (QEMU `pc` layout, with SeaBIOS's PM base). */
-#define PLUGVM_PORT_COM1	0x3f8
-#define PLUGVM_PORT_COM1_LEN	8
-#define PLUGVM_IRQ_COM1		4
-#define PLUGVM_PORT_DEBUG_EXIT	0xf4	/* QEMU isa-debug-exit: status = (value << 1) | 1 */
+#define PLUGVM_PORT_COM1	   0x3f8
+#define PLUGVM_PORT_COM1_LEN	   8
+#define PLUGVM_IRQ_COM1		   4
+#define PLUGVM_PORT_DEBUG_EXIT	   0xf4 /* QEMU isa-debug-exit: status = (value << 1) | 1 */
 #define PLUGVM_PORT_DEBUG_EXIT_LEN 4
-#define PLUGVM_PORT_PM_BASE	0x600
-#define PLUGVM_PORT_PM1A_EVT	(PLUGVM_PORT_PM_BASE + 0)	/* STS +0, EN +2 */
-#define PLUGVM_PORT_PM1A_CNT	(PLUGVM_PORT_PM_BASE + 4)
-#define PLUGVM_PORT_PM_TMR	(PLUGVM_PORT_PM_BASE + 8)	/* 24-bit, 3.579545 MHz */
-#define PLUGVM_PORT_PM_LEN	12
-#define PLUGVM_PORT_GPE0	0xafe0	/* STS 0xafe0-1, EN 0xafe2-3 */
-#define PLUGVM_PORT_GPE0_LEN	4
-#define PLUGVM_PORT_CPUHP	0xaf00	/* QEMU's modern ACPI CPU hotplug block */
-#define PLUGVM_PORT_CPUHP_LEN	12
-#define PLUGVM_SCI_IRQ		9	/* level, active high */
+#define PLUGVM_PORT_PM_BASE	   0x600
+#define PLUGVM_PORT_PM1A_EVT	   (PLUGVM_PORT_PM_BASE + 0) /* STS +0, EN +2 */
+#define PLUGVM_PORT_PM1A_CNT	   (PLUGVM_PORT_PM_BASE + 4)
+#define PLUGVM_PORT_PM_TMR	   (PLUGVM_PORT_PM_BASE + 8) /* 24-bit, 3.579545 MHz */
+#define PLUGVM_PORT_PM_LEN	   12
+#define PLUGVM_PORT_GPE0	   0xafe0 /* STS 0xafe0-1, EN 0xafe2-3 */
+#define PLUGVM_PORT_GPE0_LEN	   4
+#define PLUGVM_PORT_CPUHP	   0xaf00 /* QEMU's modern ACPI CPU hotplug block */
+#define PLUGVM_PORT_CPUHP_LEN	   12
+#define PLUGVM_SCI_IRQ		   9 /* level, active high */
 
-#define PLUGVM_PM_TMR_HZ	3579545u
-#define PLUGVM_PM1_CNT_SCI_EN	0x0001u
-#define PLUGVM_PM1_CNT_SLP_EN	0x2000u
-#define PLUGVM_PM1_CNT_SLP_TYP(v) (((v) & 7u) << 10)
-#define PLUGVM_S5_SLP_TYP	0	/* QEMU's _S5 value, also in plugvm's DSDT */
+#define PLUGVM_PM_TMR_HZ	  3579545u
+#define PLUGVM_PM1_CNT_SCI_EN	  0x0001u
+#define PLUGVM_PM1_CNT_SLP_EN	  0x2000u
+#define PLUGVM_PM1_CNT_SLP_TYP(v) (((v)&7u) << 10)
+#define PLUGVM_S5_SLP_TYP	  0 /* QEMU's _S5 value, also in plugvm's DSDT */
 
 /* Fixed MMIO addresses. */
-#define PLUGVM_IOAPIC_BASE	0xfec00000u
-#define PLUGVM_LAPIC_BASE	0xfee00000u
+#define PLUGVM_IOAPIC_BASE 0xfec00000u
+#define PLUGVM_LAPIC_BASE  0xfee00000u
 
 /* Limits. */
-#define PLUGVM_MAX_CPUS		1024	/* KVM's limit here; APIC ID == vCPU index */
+#define PLUGVM_MAX_CPUS 1024 /* KVM's limit here; APIC ID == vCPU index */
 
 /* PLUGVM_CPUID_INFO EDX feature bits. */
-#define PLUGVM_FEATURE_NONE	0u
+#define PLUGVM_FEATURE_NONE 0u
 
 #endif

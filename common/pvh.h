@@ -9,17 +9,17 @@
 
 #include <stdint.h>
 
-#define PLUGVM_PVH_NOTE_NAME		"Xen"
-#define PLUGVM_PVH_NOTE_PHYS32_ENTRY	18	/* XEN_ELFNOTE_PHYS32_ENTRY */
-#define PLUGVM_PVH_START_MAGIC		0x336ec578u	/* "xEn3" with 0x80 set on 'E' */
-#define PLUGVM_PVH_START_VERSION	1
+#define PLUGVM_PVH_NOTE_NAME	     "Xen"
+#define PLUGVM_PVH_NOTE_PHYS32_ENTRY 18 /* XEN_ELFNOTE_PHYS32_ENTRY */
+#define PLUGVM_PVH_START_MAGIC	     0x336ec578u /* "xEn3" with 0x80 set on 'E' */
+#define PLUGVM_PVH_START_VERSION     1
 
 /* Memory map entry types (E820 numbering). */
-#define PLUGVM_PVH_MEMMAP_RAM		1
-#define PLUGVM_PVH_MEMMAP_RESERVED	2
-#define PLUGVM_PVH_MEMMAP_ACPI		3
-#define PLUGVM_PVH_MEMMAP_NVS		4
-#define PLUGVM_PVH_MEMMAP_UNUSABLE	5
+#define PLUGVM_PVH_MEMMAP_RAM	   1
+#define PLUGVM_PVH_MEMMAP_RESERVED 2
+#define PLUGVM_PVH_MEMMAP_ACPI	   3
+#define PLUGVM_PVH_MEMMAP_NVS	   4
+#define PLUGVM_PVH_MEMMAP_UNUSABLE 5
 
 /* All addresses are guest-physical; 0 means absent. */
 struct plugvm_pvh_start_info {
@@ -30,8 +30,8 @@ struct plugvm_pvh_start_info {
 	uint64_t modlist_paddr;
 	uint64_t cmdline_paddr;
 	uint64_t rsdp_paddr;
-	uint64_t memmap_paddr;	/* version >= 1 */
-	uint32_t memmap_entries;	/* version >= 1 */
+	uint64_t memmap_paddr; /* version >= 1 */
+	uint32_t memmap_entries; /* version >= 1 */
 	uint32_t reserved;
 };
 

@@ -29,14 +29,14 @@ struct bus_range {
 #define BUS_MAX_RANGES 32
 
 struct bus {
-	const char *name;	/* "pio" or "mmio" */
+	const char *name; /* "pio" or "mmio" */
 	int nr;
-	struct bus_range ranges[BUS_MAX_RANGES];	/* sorted by base, non-overlapping */
+	struct bus_range ranges[BUS_MAX_RANGES]; /* sorted by base, non-overlapping */
 };
 
 /* Add a range. Returns 0, -EEXIST on overlap, -ENOSPC when full (both logged). */
-int bus_register(struct bus *bus, uint64_t base, uint64_t len, bus_handler_fn handler,
-		 void *opaque, const char *name);
+int bus_register(struct bus *bus, uint64_t base, uint64_t len, bus_handler_fn handler, void *opaque,
+		 const char *name);
 
 /*
  * Dispatch an access to the range containing `addr`. Returns true if a device took it;

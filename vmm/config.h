@@ -11,24 +11,24 @@
 #include <stdint.h>
 
 #define CONFIG_DEFAULT_MEM_BYTES (64ull << 20)
-#define CONFIG_MIN_MEM_BYTES (4ull << 20)
-#define CONFIG_MAX_MEM_BYTES (256ull << 30)
-#define CONFIG_MAX_CMDLINE 4095
+#define CONFIG_MIN_MEM_BYTES	 (4ull << 20)
+#define CONFIG_MAX_MEM_BYTES	 (256ull << 30)
+#define CONFIG_MAX_CMDLINE	 4095
 
 struct vm_config {
-	unsigned nr_cpus;	/* vCPUs present at boot */
-	unsigned max_cpus;	/* possible vCPUs (hot-add up to this) */
+	unsigned nr_cpus; /* vCPUs present at boot */
+	unsigned max_cpus; /* possible vCPUs (hot-add up to this) */
 	uint64_t mem_bytes;
-	char *kernel_path;	/* NULL: guest.elf beside the plugvm binary */
-	char *cmdline;		/* guest command line, never NULL after a successful parse */
-	int verbosity;		/* 0 = warnings, 1 = info, 2 = debug, -1 = errors only */
+	char *kernel_path; /* NULL: guest.elf beside the plugvm binary */
+	char *cmdline; /* guest command line, never NULL after a successful parse */
+	int verbosity; /* 0 = warnings, 1 = info, 2 = debug, -1 = errors only */
 };
 
 enum config_status {
-	CONFIG_RUN,	/* parsed; run the VM */
-	CONFIG_HELP,	/* --help */
-	CONFIG_VERSION,	/* --version */
-	CONFIG_ERROR,	/* err holds a one-line message */
+	CONFIG_RUN, /* parsed; run the VM */
+	CONFIG_HELP, /* --help */
+	CONFIG_VERSION, /* --version */
+	CONFIG_ERROR, /* err holds a one-line message */
 };
 
 /*

@@ -60,7 +60,7 @@ int kvm_open(struct kvm *k, const char *dev_path)
 	if (k->dev_fd < 0) {
 		err = errno;
 		log_error("%s: %s%s", dev_path, strerror(err),
-			  err == ENOENT   ? " (is the kvm module loaded? is this a KVM host?)"
+			  err == ENOENT	  ? " (is the kvm module loaded? is this a KVM host?)"
 			  : err == EACCES ? " (need read/write access: join the 'kvm' group)"
 					  : "");
 		return -err;

@@ -13,11 +13,11 @@
 #include "mem.h"
 
 struct kvm {
-	int dev_fd;		/* /dev/kvm */
+	int dev_fd; /* /dev/kvm */
 	int vm_fd;
-	int run_size;		/* size of each vCPU's kvm_run mapping */
-	unsigned max_vcpus;	/* KVM_CAP_MAX_VCPUS (or NR_VCPUS) */
-	bool tsc_deadline;	/* KVM_CAP_TSC_DEADLINE_TIMER */
+	int run_size; /* size of each vCPU's kvm_run mapping */
+	unsigned max_vcpus; /* KVM_CAP_MAX_VCPUS (or NR_VCPUS) */
+	bool tsc_deadline; /* KVM_CAP_TSC_DEADLINE_TIMER */
 	struct kvm_cpuid2 *supported_cpuid;
 };
 

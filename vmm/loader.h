@@ -15,9 +15,9 @@
 #define LOADER_MAX_FILE_BYTES (512ull << 20)
 
 struct loaded_kernel {
-	uint32_t entry;		/* 32-bit PVH entry (guest-physical) */
-	gpa_t lowest;		/* lowest byte loaded */
-	gpa_t highest;		/* one past the highest byte loaded (incl. bss) */
+	uint32_t entry; /* 32-bit PVH entry (guest-physical) */
+	gpa_t lowest; /* lowest byte loaded */
+	gpa_t highest; /* one past the highest byte loaded (incl. bss) */
 };
 
 /*

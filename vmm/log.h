@@ -18,8 +18,8 @@ enum log_level log_get_level(void);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
 /*
@@ -35,10 +35,10 @@ struct log_ratelimit {
 
 bool log_ratelimit_ok(struct log_ratelimit *rl, uint32_t burst);
 
-#define log_guest_warn(rl, ...)                                                                  \
-	do {                                                                                     \
-		if (log_ratelimit_ok((rl), 10))                                                  \
-			log_warn(__VA_ARGS__);                                                   \
+#define log_guest_warn(rl, ...)                 \
+	do {                                    \
+		if (log_ratelimit_ok((rl), 10)) \
+			log_warn(__VA_ARGS__);  \
 	} while (0)
 
 #endif

@@ -21,7 +21,7 @@ struct mem_region {
 #define MEM_MAX_REGIONS 2
 
 struct guest_mem {
-	uint64_t size;		/* total RAM bytes */
+	uint64_t size; /* total RAM bytes */
 	int nr_regions;
 	struct mem_region regions[MEM_MAX_REGIONS];
 };

@@ -162,8 +162,8 @@ static void handle_internal_error(struct vcpu *v)
 	n = snprintf(what, sizeof(what), "KVM internal error, suberror %u%s",
 		     run->internal.suberror,
 		     run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
-			     ? " (emulation failure: KVM cannot emulate the instruction below)"
-			     : "");
+			 ? " (emulation failure: KVM cannot emulate the instruction below)"
+			 : "");
 	for (i = 0; i < run->internal.ndata && i < 4 && n < (int)sizeof(what) - 20; i++)
 		n += snprintf(what + n, sizeof(what) - (size_t)n, " data[%u]=%#llx", i,
 			      (unsigned long long)run->internal.data[i]);

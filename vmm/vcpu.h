@@ -16,20 +16,20 @@ struct vm;
 struct kvm_run;
 
 enum vcpu_state {
-	VCPU_ABSENT,	/* no fd yet */
-	VCPU_RUNNING,	/* fd and thread */
-	VCPU_PARKED,	/* fd kept, no thread */
+	VCPU_ABSENT, /* no fd yet */
+	VCPU_RUNNING, /* fd and thread */
+	VCPU_PARKED, /* fd kept, no thread */
 };
 
 struct vcpu {
 	struct vm *vm;
-	int id;			/* KVM vCPU id == APIC ID */
+	int id; /* KVM vCPU id == APIC ID */
 	int fd;
 	struct kvm_run *run;
 	pthread_t thread;
-	_Atomic int state;	/* enum vcpu_state */
-	atomic_bool stop;	/* leave KVM_RUN and end the thread */
-	pid_t tid;		/* host thread id, for query-cpus-fast */
+	_Atomic int state; /* enum vcpu_state */
+	atomic_bool stop; /* leave KVM_RUN and end the thread */
+	pid_t tid; /* host thread id, for query-cpus-fast */
 };
 
 /*

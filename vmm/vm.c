@@ -200,7 +200,7 @@ static int event_loop(struct vm *vm, int sig_fd)
 				if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
 					log_error("terminating on signal %u", si.ssi_signo);
 					vm_request_stop(vm, PLUGVM_EXIT_SIGNAL_BASE +
-								    (int)si.ssi_signo);
+								(int)si.ssi_signo);
 				}
 			} else if (fd == STDIN_FILENO && watch_stdin) {
 				if (!read_stdin(vm)) {

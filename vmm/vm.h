@@ -28,19 +28,19 @@ struct vm {
 	struct bus pio;
 	struct bus mmio;
 	struct cpuid_config cpuid;
-	uint32_t entry;		/* PVH entry */
+	uint32_t entry; /* PVH entry */
 	gpa_t start_info;
 
-	struct vcpu *vcpus;	/* cfg->max_cpus slots, index == APIC ID */
+	struct vcpu *vcpus; /* cfg->max_cpus slots, index == APIC ID */
 
 	struct uart *uart;
 	struct acpi_pm *pm;
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
 	pthread_mutex_t stop_lock;
-	bool stop_requested;	/* guarded by stop_lock */
-	int exit_status;	/* guarded by stop_lock */
-	int stop_fd;		/* eventfd the main loop waits on */
+	bool stop_requested; /* guarded by stop_lock */
+	int exit_status; /* guarded by stop_lock */
+	int stop_fd; /* eventfd the main loop waits on */
 };
 
 /*

@@ -91,8 +91,9 @@ int selftest_run_cmdline(void)
 			if (t) {
 				ok &= run_one(t);
 			} else {
-				printk("selftest %.*s: fail unknown test (selftest=list names them)\n",
-				       (int)(j - i), v + i);
+				printk(
+				    "selftest %.*s: fail unknown test (selftest=list names them)\n",
+				    (int)(j - i), v + i);
 				ok = false;
 			}
 		}

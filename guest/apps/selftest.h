@@ -18,9 +18,9 @@ struct selftest {
 	int (*fn)(void);
 };
 
-#define SELFTEST(nm, f)                                                                            \
-	static const struct selftest __selftest_##f __attribute__((used, section("selftests"),     \
-								   aligned(8))) = { nm, f }
+#define SELFTEST(nm, f)                             \
+	static const struct selftest __selftest_##f \
+	    __attribute__((used, section("selftests"), aligned(8))) = { nm, f }
 
 /* Record why the running test failed (the first reason is kept). Returns -1. */
 int selftest_fail(const char *fmt, ...) __printf(1, 2);

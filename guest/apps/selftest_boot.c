@@ -88,8 +88,9 @@ static int test_apic(void)
 
 		smp_call_on_cpu(cpu, probe_apic, &p);
 		if (p.lapic != cpu_apic_ids[cpu] || p.cpuid != p.lapic || p.percpu != p.lapic)
-			return selftest_fail("cpu %u: LAPIC ID %u, CPUID %u, per-CPU %u, expected %u",
-					     cpu, p.lapic, p.cpuid, p.percpu, cpu_apic_ids[cpu]);
+			return selftest_fail(
+			    "cpu %u: LAPIC ID %u, CPUID %u, per-CPU %u, expected %u", cpu, p.lapic,
+			    p.cpuid, p.percpu, cpu_apic_ids[cpu]);
 		for (i = 0; i < ai->nr_cpus; i++)
 			if (ai->cpus[i].apic_id == p.lapic && ai->cpus[i].enabled)
 				in_madt = true;
@@ -176,9 +177,9 @@ static int test_acpi(void)
 		return selftest_fail("MADT: %u CPUs (%u enabled), kernel: %u possible, %u present",
 				     ai->nr_cpus, enabled, nr_cpu_ids,
 				     cpumask_weight(&cpu_present_mask));
-	selftest_report("cpus=%u enabled=%u sci=%u gsi=%u pm1a_cnt=%#x gpe0=%#x s5=%u",
-			ai->nr_cpus, enabled, ai->sci_irq, ai->sci_gsi, ai->pm1a_cnt_blk,
-			ai->gpe0_blk, ai->s5_slp_typ);
+	selftest_report("cpus=%u enabled=%u sci=%u gsi=%u pm1a_cnt=%#x gpe0=%#x s5=%u", ai->nr_cpus,
+			enabled, ai->sci_irq, ai->sci_gsi, ai->pm1a_cnt_blk, ai->gpe0_blk,
+			ai->s5_slp_typ);
 	return 0;
 }
 SELFTEST("acpi", test_acpi);

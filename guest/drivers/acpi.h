@@ -19,8 +19,8 @@
 struct acpi_cpu {
 	uint32_t apic_id;
 	uint32_t uid;
-	bool enabled;		/* present at boot */
-	bool online_capable;	/* may be hot-added (ACPI 6.3), informational */
+	bool enabled; /* present at boot */
+	bool online_capable; /* may be hot-added (ACPI 6.3), informational */
 };
 
 struct acpi_info {
@@ -34,7 +34,7 @@ struct acpi_info {
 	uint32_t pm1a_evt_blk, pm1a_cnt_blk, pm_tmr_blk, gpe0_blk;
 	uint8_t pm1_evt_len, gpe0_blk_len;
 	uint32_t fadt_flags;
-	struct plugvm_acpi_gas sleep_control;	/* HW-reduced sleep register (address 0 = none) */
+	struct plugvm_acpi_gas sleep_control; /* HW-reduced sleep register (address 0 = none) */
 	uint64_t dsdt;
 	bool have_s5;
 	uint8_t s5_slp_typ;
@@ -42,11 +42,11 @@ struct acpi_info {
 	uint32_t lapic_addr;
 	uint32_t ioapic_addr;
 	uint32_t ioapic_gsi_base;
-	uint32_t sci_gsi;		/* after interrupt source overrides */
+	uint32_t sci_gsi; /* after interrupt source overrides */
 	bool sci_level, sci_active_low;
-	unsigned nr_cpus;		/* possible CPUs, in MADT order */
+	unsigned nr_cpus; /* possible CPUs, in MADT order */
 	struct acpi_cpu cpus[ACPI_MAX_CPUS];
-	unsigned nr_warnings;		/* tables or entries refused */
+	unsigned nr_warnings; /* tables or entries refused */
 };
 
 /*

@@ -10,9 +10,9 @@
 #include "plugvm_abi.h"
 #include "x86.h"
 
-#define COM1 PLUGVM_PORT_COM1
+#define COM1	  PLUGVM_PORT_COM1
 #define UART_FIFO 16
-#define LSR_THRE 0x20
+#define LSR_THRE  0x20
 
 static void uart_write(struct console *con, const char *s, size_t n)
 {
@@ -34,12 +34,12 @@ static struct console uart_console = { .name = "ttyS0", .write = uart_write };
 
 void uart_console_init(void)
 {
-	outb(COM1 + 1, 0x00);	/* IER: no interrupts */
-	outb(COM1 + 3, 0x80);	/* LCR: DLAB */
-	outb(COM1 + 0, 0x01);	/* 115200 baud */
+	outb(COM1 + 1, 0x00); /* IER: no interrupts */
+	outb(COM1 + 3, 0x80); /* LCR: DLAB */
+	outb(COM1 + 0, 0x01); /* 115200 baud */
 	outb(COM1 + 1, 0x00);
-	outb(COM1 + 3, 0x03);	/* 8N1 */
-	outb(COM1 + 2, 0xc7);	/* FIFOs on, cleared, 14-byte RX trigger */
-	outb(COM1 + 4, 0x03);	/* DTR, RTS */
+	outb(COM1 + 3, 0x03); /* 8N1 */
+	outb(COM1 + 2, 0xc7); /* FIFOs on, cleared, 14-byte RX trigger */
+	outb(COM1 + 4, 0x03); /* DTR, RTS */
 	console_register(&uart_console);
 }

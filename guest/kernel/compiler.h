@@ -6,24 +6,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
-#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
-#define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define likely(x)			__builtin_expect(!!(x), 1)
+#define unlikely(x)			__builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a)			(sizeof(a) / sizeof((a)[0]))
+#define ALIGN_UP(x, a)			(((x) + (a)-1) & ~((__typeof__(x))(a)-1))
+#define ALIGN_DOWN(x, a)		((x) & ~((__typeof__(x))(a)-1))
+#define DIV_ROUND_UP(n, d)		(((n) + (d)-1) / (d))
+#define MIN(a, b)			((a) < (b) ? (a) : (b))
+#define MAX(a, b)			((a) > (b) ? (a) : (b))
+#define container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
-#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define READ_ONCE(x)	 (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
-#define barrier() __asm__ volatile("" : : : "memory")
+#define barrier()	 __asm__ volatile("" : : : "memory")
 
-#define __noreturn __attribute__((noreturn))
-#define __unused __attribute__((unused))
+#define __noreturn     __attribute__((noreturn))
+#define __unused       __attribute__((unused))
 #define __printf(a, b) __attribute__((format(printf, a, b)))
-#define __section(s) __attribute__((section(s)))
-#define __aligned(n) __attribute__((aligned(n)))
+#define __section(s)   __attribute__((section(s)))
+#define __aligned(n)   __attribute__((aligned(n)))
 
 #endif

@@ -14,17 +14,17 @@
 #include "kernel/cpumask.h"
 
 struct cpu {
-	struct cpu *self;	/* must stay first: this_cpu() reads it */
+	struct cpu *self; /* must stay first: this_cpu() reads it */
 	unsigned id;
 	uint32_t apic_id;
-	int preempt_count;	/* > 0: no preemption on this CPU */
+	int preempt_count; /* > 0: no preemption on this CPU */
 	struct arch_cpu arch;
 };
 
 /* Possible CPUs and their APIC IDs (from the MADT). Written at boot only. */
-extern unsigned nr_cpu_ids;		/* number of possible CPUs */
+extern unsigned nr_cpu_ids; /* number of possible CPUs */
 extern uint32_t cpu_apic_ids[NR_CPUS];
-extern struct cpu *cpu_table[NR_CPUS];	/* NULL while a CPU has no struct cpu */
+extern struct cpu *cpu_table[NR_CPUS]; /* NULL while a CPU has no struct cpu */
 
 extern struct cpumask cpu_possible_mask;
 extern struct cpumask cpu_present_mask;

@@ -8,7 +8,7 @@
 
 #include "plugvm_abi.h"
 
-#define NR_CPUS PLUGVM_MAX_CPUS
+#define NR_CPUS	      PLUGVM_MAX_CPUS
 #define CPUMASK_WORDS ((NR_CPUS + 63) / 64)
 
 struct cpumask {
@@ -53,7 +53,8 @@ static inline unsigned cpumask_next(const struct cpumask *m, unsigned cpu)
 	return NR_CPUS;
 }
 
-#define for_each_cpu(cpu, mask)                                                                    \
-	for ((cpu) = cpumask_next((mask), 0); (cpu) < NR_CPUS; (cpu) = cpumask_next((mask), (cpu) + 1))
+#define for_each_cpu(cpu, mask)                                \
+	for ((cpu) = cpumask_next((mask), 0); (cpu) < NR_CPUS; \
+	     (cpu) = cpumask_next((mask), (cpu) + 1))
 
 #endif

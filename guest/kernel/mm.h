@@ -29,7 +29,7 @@ void kfree(void *p);
 struct mm_stats {
 	size_t total_pages;
 	size_t free_pages;
-	size_t kmalloc_bytes;	/* bytes currently handed out by kmalloc */
+	size_t kmalloc_bytes; /* bytes currently handed out by kmalloc */
 };
 void mm_get_stats(struct mm_stats *st);
 

@@ -34,10 +34,10 @@ void vprintk(const char *fmt, va_list ap);
 
 /* Quiet boot: only messages with verbose=1 on the command line. */
 extern bool printk_verbose;
-#define pr_debug(...)                                                                              \
-	do {                                                                                       \
-		if (printk_verbose)                                                                \
-			printk(__VA_ARGS__);                                                       \
+#define pr_debug(...)                        \
+	do {                                 \
+		if (printk_verbose)          \
+			printk(__VA_ARGS__); \
 	} while (0)
 #define pr_warn(fmt, ...) printk("warning: " fmt, ##__VA_ARGS__)
 

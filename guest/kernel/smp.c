@@ -17,8 +17,8 @@ struct call_request {
 };
 
 struct call_slot {
-	struct spinlock lock;		/* one caller at a time */
-	struct call_request *req;	/* published by the caller, cleared by the target */
+	struct spinlock lock; /* one caller at a time */
+	struct call_request *req; /* published by the caller, cleared by the target */
 };
 
 static struct call_slot slots[NR_CPUS];

@@ -13,13 +13,16 @@
 #include "kernel/preempt.h"
 
 struct spinlock {
-	uint16_t next;	/* ticket dispenser */
-	uint16_t owner;	/* ticket now served */
-	int holder_cpu;	/* debugging aid: -1 when free */
+	uint16_t next; /* ticket dispenser */
+	uint16_t owner; /* ticket now served */
+	int holder_cpu; /* debugging aid: -1 when free */
 	const char *name;
 };
 
-#define SPINLOCK_INIT(n) { .next = 0, .owner = 0, .holder_cpu = -1, .name = (n) }
+#define SPINLOCK_INIT(n)                                             \
+	{                                                            \
+		.next = 0, .owner = 0, .holder_cpu = -1, .name = (n) \
+	}
 
 static inline void spin_lock_init(struct spinlock *l, const char *name)
 {

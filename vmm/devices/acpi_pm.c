@@ -16,7 +16,7 @@
 #include "devices.h"
 #include "plugvm_abi.h"
 
-#define PM1_PWRBTN (1u << 8)
+#define PM1_PWRBTN   (1u << 8)
 #define PM1_STS_MASK 0x8d31u /* TMR, BM, GBL, PWRBTN, SLPBTN, RTC, WAK */
 
 struct acpi_pm {
@@ -89,7 +89,7 @@ static void pm_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, uns
 			unsigned shift = off * 8;
 
 			if (is_write)
-				pm->pm1_sts &= (uint16_t)~((*b << shift) & PM1_STS_MASK);
+				pm->pm1_sts &= (uint16_t) ~((*b << shift) & PM1_STS_MASK);
 			else
 				*b = (uint8_t)(pm->pm1_sts >> shift);
 		} else if (off < 4) { /* PM1 enable */

@@ -27,19 +27,19 @@
 #define UART_MSR 6
 #define UART_SCR 7
 
-#define IER_RDI 0x01
-#define IER_THRI 0x02
-#define IIR_NO_INT 0x01
-#define IIR_THRI 0x02
-#define IIR_RDI 0x04
-#define IIR_FIFO 0xc0
-#define LCR_DLAB 0x80
-#define LSR_DR 0x01
-#define LSR_OE 0x02
-#define LSR_THRE 0x20
-#define LSR_TEMT 0x40
-#define MCR_LOOP 0x10
-#define FCR_ENABLE 0x01
+#define IER_RDI	     0x01
+#define IER_THRI     0x02
+#define IIR_NO_INT   0x01
+#define IIR_THRI     0x02
+#define IIR_RDI	     0x04
+#define IIR_FIFO     0xc0
+#define LCR_DLAB     0x80
+#define LSR_DR	     0x01
+#define LSR_OE	     0x02
+#define LSR_THRE     0x20
+#define LSR_TEMT     0x40
+#define MCR_LOOP     0x10
+#define FCR_ENABLE   0x01
 #define FCR_CLEAR_RX 0x02
 
 #define RX_RING 4096

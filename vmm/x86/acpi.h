@@ -12,8 +12,8 @@
 #include "../mem.h"
 
 struct acpi_config {
-	unsigned nr_cpus;	/* CPUs present at boot: APIC IDs 0 .. nr_cpus-1 */
-	unsigned max_cpus;	/* possible CPUs: APIC IDs 0 .. max_cpus-1 */
+	unsigned nr_cpus; /* CPUs present at boot: APIC IDs 0 .. nr_cpus-1 */
+	unsigned max_cpus; /* possible CPUs: APIC IDs 0 .. max_cpus-1 */
 };
 
 /*

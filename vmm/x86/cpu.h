@@ -11,9 +11,9 @@ struct kvm_cpuid2;
 
 struct cpuid_config {
 	unsigned max_cpus;
-	uint32_t tsc_khz;	/* 0 if unknown: the timing leaves are left out */
-	bool tsc_deadline;	/* offer TSC-deadline mode (KVM_CAP_TSC_DEADLINE_TIMER) */
-	uint32_t features;	/* PLUGVM_FEATURE_* */
+	uint32_t tsc_khz; /* 0 if unknown: the timing leaves are left out */
+	bool tsc_deadline; /* offer TSC-deadline mode (KVM_CAP_TSC_DEADLINE_TIMER) */
+	uint32_t features; /* PLUGVM_FEATURE_* */
 };
 
 /*

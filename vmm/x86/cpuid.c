@@ -53,15 +53,15 @@ static void fix_topology(struct kvm_cpuid2 *c, uint32_t fn, uint32_t apic_id, un
 		if (e->function != fn)
 			continue;
 		e->edx = apic_id;
-		if (e->index == 0) {		/* SMT level */
+		if (e->index == 0) { /* SMT level */
 			e->eax = 0;
 			e->ebx = 1;
 			e->ecx = (1u << 8) | 0;
-		} else if (e->index == 1) {	/* core level */
+		} else if (e->index == 1) { /* core level */
 			e->eax = order_base_2(max_cpus);
 			e->ebx = max_cpus;
 			e->ecx = (2u << 8) | 1;
-		} else {			/* invalid: ends enumeration */
+		} else { /* invalid: ends enumeration */
 			e->eax = 0;
 			e->ebx = 0;
 			e->ecx = e->index;

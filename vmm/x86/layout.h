@@ -14,19 +14,19 @@
 #ifndef PLUGVM_VMM_X86_LAYOUT_H
 #define PLUGVM_VMM_X86_LAYOUT_H
 
-#define LAYOUT_START_INFO	0x1000ull
-#define LAYOUT_MEMMAP		0x1100ull
-#define LAYOUT_MEMMAP_MAX	32
-#define LAYOUT_CMDLINE		0x2000ull
-#define LAYOUT_CMDLINE_MAX	0x1000ull
-#define LAYOUT_EBDA		0x9fc00ull
-#define LAYOUT_ACPI_BASE	0xe0000ull
-#define LAYOUT_ACPI_SIZE	0x20000ull
-#define LAYOUT_KERNEL_MIN	0x100000ull
-#define LAYOUT_LOW_RAM_MAX	0xc0000000ull
-#define LAYOUT_HIGH_RAM_BASE	0x100000000ull
-#define LAYOUT_KVM_IDENTITY_MAP	0xfeffc000ull	/* 1 page, Intel real-mode support */
-#define LAYOUT_KVM_TSS		0xfeffd000ull	/* 3 pages */
+#define LAYOUT_START_INFO	 0x1000ull
+#define LAYOUT_MEMMAP		 0x1100ull
+#define LAYOUT_MEMMAP_MAX	 32
+#define LAYOUT_CMDLINE		 0x2000ull
+#define LAYOUT_CMDLINE_MAX	 0x1000ull
+#define LAYOUT_EBDA		 0x9fc00ull
+#define LAYOUT_ACPI_BASE	 0xe0000ull
+#define LAYOUT_ACPI_SIZE	 0x20000ull
+#define LAYOUT_KERNEL_MIN	 0x100000ull
+#define LAYOUT_LOW_RAM_MAX	 0xc0000000ull
+#define LAYOUT_HIGH_RAM_BASE	 0x100000000ull
+#define LAYOUT_KVM_IDENTITY_MAP	 0xfeffc000ull /* 1 page, Intel real-mode support */
+#define LAYOUT_KVM_TSS		 0xfeffd000ull /* 3 pages */
 #define LAYOUT_KVM_RESERVED_SIZE 0x4000ull
 
 #endif

@@ -12,8 +12,16 @@
 static struct kvm_segment flat_seg(uint16_t sel, uint8_t type)
 {
 	struct kvm_segment s = {
-		.base = 0, .limit = 0xffffffff, .selector = sel, .type = type, .present = 1,
-		.dpl = 0, .db = 1, .s = 1, .l = 0, .g = 1,
+		.base = 0,
+		.limit = 0xffffffff,
+		.selector = sel,
+		.type = type,
+		.present = 1,
+		.dpl = 0,
+		.db = 1,
+		.s = 1,
+		.l = 0,
+		.g = 1,
 	};
 
 	return s;
@@ -26,11 +34,12 @@ int regs_setup_pvh(int vcpu_fd, uint32_t entry, uint32_t start_info)
 
 	if (ioctl(vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
 		return -1;
-	sregs.cs = flat_seg(0x8, 0xb);		/* execute/read, accessed */
-	sregs.ds = flat_seg(0x10, 0x3);		/* read/write, accessed */
+	sregs.cs = flat_seg(0x8, 0xb); /* execute/read, accessed */
+	sregs.ds = flat_seg(0x10, 0x3); /* read/write, accessed */
 	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
-	sregs.tr = (struct kvm_segment){ .base = 0, .limit = 0x67, .selector = 0x18, .type = 0xb,
-					 .present = 1 };
+	sregs.tr = (struct kvm_segment){
+		.base = 0, .limit = 0x67, .selector = 0x18, .type = 0xb, .present = 1
+	};
 	sregs.cr0 = CR0_PE | CR0_ET;
 	sregs.cr4 = 0;
 	sregs.efer = 0;

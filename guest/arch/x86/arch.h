@@ -11,12 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ARCH_PAGE_SIZE	4096ul
-#define ARCH_CACHELINE	64
+#define ARCH_PAGE_SIZE 4096ul
+#define ARCH_CACHELINE 64
 
 /* Interrupt vectors the kernel uses. */
-#define VEC_IRQ_BASE	0x20	/* IOAPIC pin N -> VEC_IRQ_BASE + N */
-#define VEC_LAPIC_TIMER	0xef
+#define VEC_IRQ_BASE	0x20 /* IOAPIC pin N -> VEC_IRQ_BASE + N */
+#define VEC_LAPIC_TIMER 0xef
 #define VEC_CALL_FUNC	0xf0
 #define VEC_RESCHEDULE	0xf1
 #define VEC_SPURIOUS	0xff
@@ -35,8 +35,8 @@ struct arch_tss {
 struct arch_cpu {
 	uint64_t gdt[6] __attribute__((aligned(16)));
 	struct arch_tss tss __attribute__((aligned(16)));
-	void *stack;		/* kernel stack (CPU_STACK_SIZE) */
-	void *ist_stack;	/* double-fault / NMI stack */
+	void *stack; /* kernel stack (CPU_STACK_SIZE) */
+	void *ist_stack; /* double-fault / NMI stack */
 };
 
 /* ---- interrupts ---------------------------------------------------------------------- */

@@ -4,32 +4,32 @@
 #define PLUGVM_GUEST_X86_ASM_H
 
 /* GDT layout, identical on every CPU (each CPU owns a copy with its own TSS). */
-#define GDT_KERNEL_CS	0x08	/* 64-bit code */
-#define GDT_KERNEL_DS	0x10	/* data */
-#define GDT_BOOT_CS32	0x18	/* 32-bit code, used only while entering long mode */
-#define GDT_TSS		0x20	/* 16-byte TSS descriptor */
-#define GDT_ENTRIES	6
+#define GDT_KERNEL_CS 0x08 /* 64-bit code */
+#define GDT_KERNEL_DS 0x10 /* data */
+#define GDT_BOOT_CS32 0x18 /* 32-bit code, used only while entering long mode */
+#define GDT_TSS	      0x20 /* 16-byte TSS descriptor */
+#define GDT_ENTRIES   6
 
-#define CR0_PE		0x00000001
-#define CR0_WP		0x00010000
-#define CR0_PG		0x80000000
-#define CR4_PAE		0x00000020
-#define CR4_PGE		0x00000080
-#define MSR_EFER	0xc0000080
-#define EFER_LME	0x00000100
-#define MSR_GS_BASE	0xc0000101
+#define CR0_PE	    0x00000001
+#define CR0_WP	    0x00010000
+#define CR0_PG	    0x80000000
+#define CR4_PAE	    0x00000020
+#define CR4_PGE	    0x00000080
+#define MSR_EFER    0xc0000080
+#define EFER_LME    0x00000100
+#define MSR_GS_BASE 0xc0000101
 
 /* AP trampoline: real-mode code copied here; the SIPI vector is its page number. */
-#define TRAMPOLINE_BASE	0x8000
+#define TRAMPOLINE_BASE 0x8000
 
 /* Boot stack of the boot CPU (bytes). */
-#define BOOT_STACK_SIZE	16384
+#define BOOT_STACK_SIZE 16384
 
 /* Per-CPU kernel stack size (bytes) and the IST stack for double faults and NMIs. */
-#define CPU_STACK_SIZE	16384
-#define IST_STACK_SIZE	4096
+#define CPU_STACK_SIZE 16384
+#define IST_STACK_SIZE 4096
 
 /* Largest APIC ID the AP start-up table covers. */
-#define MAX_APIC_ID	4096
+#define MAX_APIC_ID 4096
 
 #endif

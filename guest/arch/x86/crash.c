@@ -26,7 +26,9 @@ void arch_crash(const char *kind, size_t len)
 		uint32_t zero = 0;
 
 		__asm__ volatile("xorl %%edx, %%edx; movl $1, %%eax; divl %0"
-				 : : "r"(zero) : "eax", "edx");
+				 :
+				 : "r"(zero)
+				 : "eax", "edx");
 	} else if (is(kind, len, "df")) {
 		/* A page fault with an unusable stack cannot be delivered: #DF, on its IST stack. */
 		__asm__ volatile("movabsq $0x4000000000, %%rsp; pushq $0" : : : "memory");

@@ -12,7 +12,6 @@
 
 extern uint64_t boot_gdt[];
 
-
 void gdt_init_cpu(struct cpu *c)
 {
 	struct arch_cpu *a = &c->arch;

@@ -33,7 +33,7 @@ static struct irq_handler handlers[256];
 extern char vector_stubs[];
 
 #define IST_DOUBLE_FAULT 1
-#define IST_NMI 2
+#define IST_NMI		 2
 
 static void set_gate(unsigned vec, unsigned ist)
 {

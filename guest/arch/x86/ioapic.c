@@ -6,13 +6,13 @@
 #include "plugvm_abi.h"
 #include "x86.h"
 
-#define IOREGSEL 0x00
-#define IOWIN 0x10
-#define IOAPIC_VER 0x01
+#define IOREGSEL	 0x00
+#define IOWIN		 0x10
+#define IOAPIC_VER	 0x01
 #define IOAPIC_REDTBL(n) (0x10 + 2 * (n))
-#define RTE_MASKED (1u << 16)
-#define RTE_LEVEL (1u << 15)
-#define RTE_ACTIVE_LOW (1u << 13)
+#define RTE_MASKED	 (1u << 16)
+#define RTE_LEVEL	 (1u << 15)
+#define RTE_ACTIVE_LOW	 (1u << 13)
 
 static volatile uint32_t *regs = (volatile uint32_t *)(uintptr_t)PLUGVM_IOAPIC_BASE;
 static struct spinlock ioapic_lock = SPINLOCK_INIT("ioapic");

@@ -11,10 +11,10 @@
 #include "plugvm_abi.h"
 #include "x86.h"
 
-#define MSR_APIC_BASE		0x1b
-#define APIC_BASE_ENABLE	(1ull << 11)
-#define APIC_BASE_X2APIC	(1ull << 10)
-#define MSR_X2APIC_BASE		0x800
+#define MSR_APIC_BASE	 0x1b
+#define APIC_BASE_ENABLE (1ull << 11)
+#define APIC_BASE_X2APIC (1ull << 10)
+#define MSR_X2APIC_BASE	 0x800
 
 static bool use_x2apic;
 

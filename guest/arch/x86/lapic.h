@@ -6,31 +6,31 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define APIC_ID		0x020
-#define APIC_VERSION	0x030
-#define APIC_TPR	0x080
-#define APIC_EOI	0x0b0
-#define APIC_LDR	0x0d0
-#define APIC_DFR	0x0e0
-#define APIC_SVR	0x0f0
-#define APIC_ESR	0x280
-#define APIC_ICR_LO	0x300
-#define APIC_ICR_HI	0x310
-#define APIC_LVT_TIMER	0x320
-#define APIC_LVT_LINT0	0x350
-#define APIC_LVT_LINT1	0x360
-#define APIC_LVT_ERROR	0x370
-#define APIC_TMR_INIT	0x380
-#define APIC_TMR_CUR	0x390
-#define APIC_TMR_DIV	0x3e0
+#define APIC_ID	       0x020
+#define APIC_VERSION   0x030
+#define APIC_TPR       0x080
+#define APIC_EOI       0x0b0
+#define APIC_LDR       0x0d0
+#define APIC_DFR       0x0e0
+#define APIC_SVR       0x0f0
+#define APIC_ESR       0x280
+#define APIC_ICR_LO    0x300
+#define APIC_ICR_HI    0x310
+#define APIC_LVT_TIMER 0x320
+#define APIC_LVT_LINT0 0x350
+#define APIC_LVT_LINT1 0x360
+#define APIC_LVT_ERROR 0x370
+#define APIC_TMR_INIT  0x380
+#define APIC_TMR_CUR   0x390
+#define APIC_TMR_DIV   0x3e0
 
-#define APIC_LVT_MASKED		(1u << 16)
-#define APIC_DM_NMI		0x400
-#define APIC_DM_INIT		0x500
-#define APIC_DM_STARTUP		0x600
-#define APIC_LEVEL_ASSERT	0x4000
-#define APIC_ICR_BUSY		0x1000
-#define APIC_DEST_ALLBUT	0xc0000
+#define APIC_LVT_MASKED	  (1u << 16)
+#define APIC_DM_NMI	  0x400
+#define APIC_DM_INIT	  0x500
+#define APIC_DM_STARTUP	  0x600
+#define APIC_LEVEL_ASSERT 0x4000
+#define APIC_ICR_BUSY	  0x1000
+#define APIC_DEST_ALLBUT  0xc0000
 
 /* Enable this CPU's LAPIC (x2APIC if the CPU has it), spurious vector, LINTs masked/NMI. */
 void lapic_init_cpu(void);

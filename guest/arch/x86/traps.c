@@ -12,16 +12,26 @@
 extern char __kernel_start[], __kernel_end[];
 
 static const char *const exception_names[32] = {
-	[0] = "#DE divide error",	[1] = "#DB debug",
-	[2] = "NMI",			[3] = "#BP breakpoint",
-	[4] = "#OF overflow",		[5] = "#BR bound range",
-	[6] = "#UD invalid opcode",	[7] = "#NM device not available",
-	[8] = "#DF double fault",	[9] = "coprocessor overrun",
-	[10] = "#TS invalid TSS",	[11] = "#NP segment not present",
-	[12] = "#SS stack fault",	[13] = "#GP general protection",
-	[14] = "#PF page fault",	[16] = "#MF x87 error",
-	[17] = "#AC alignment check",	[18] = "#MC machine check",
-	[19] = "#XM SIMD error",	[20] = "#VE virtualization",
+	[0] = "#DE divide error",
+	[1] = "#DB debug",
+	[2] = "NMI",
+	[3] = "#BP breakpoint",
+	[4] = "#OF overflow",
+	[5] = "#BR bound range",
+	[6] = "#UD invalid opcode",
+	[7] = "#NM device not available",
+	[8] = "#DF double fault",
+	[9] = "coprocessor overrun",
+	[10] = "#TS invalid TSS",
+	[11] = "#NP segment not present",
+	[12] = "#SS stack fault",
+	[13] = "#GP general protection",
+	[14] = "#PF page fault",
+	[16] = "#MF x87 error",
+	[17] = "#AC alignment check",
+	[18] = "#MC machine check",
+	[19] = "#XM SIMD error",
+	[20] = "#VE virtualization",
 	[21] = "#CP control protection",
 };
 
@@ -66,8 +76,8 @@ void arch_stop_other_cpus(void)
 
 static void dump_frame(const struct trap_frame *f)
 {
-	printk("  rip=%016lx rsp=%016lx rflags=%016lx cs=%lx ss=%lx\n", f->rip, f->rsp,
-	       f->rflags, f->cs, f->ss);
+	printk("  rip=%016lx rsp=%016lx rflags=%016lx cs=%lx ss=%lx\n", f->rip, f->rsp, f->rflags,
+	       f->cs, f->ss);
 	printk("  rax=%016lx rbx=%016lx rcx=%016lx rdx=%016lx\n", f->rax, f->rbx, f->rcx, f->rdx);
 	printk("  rsi=%016lx rdi=%016lx rbp=%016lx r8 =%016lx\n", f->rsi, f->rdi, f->rbp, f->r8);
 	printk("  r9 =%016lx r10=%016lx r11=%016lx r12=%016lx\n", f->r9, f->r10, f->r11, f->r12);

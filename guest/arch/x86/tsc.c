@@ -14,13 +14,13 @@
 #include "setup.h"
 #include "x86.h"
 
-#define MSR_KVM_SYSTEM_TIME_NEW	0x4b564d01
+#define MSR_KVM_SYSTEM_TIME_NEW	 0x4b564d01
 #define KVM_FEATURE_CLOCKSOURCE2 (1u << 3)
 
 static uint32_t tsc_khz;
 static const char *tsc_source = "none";
 static uint64_t boot_tsc;
-static uint64_t ns_mult;	/* ns = (tsc * ns_mult) >> 32 */
+static uint64_t ns_mult; /* ns = (tsc * ns_mult) >> 32 */
 
 uint32_t arch_tsc_khz(void)
 {

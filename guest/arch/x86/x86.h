@@ -60,7 +60,9 @@ static inline uint64_t rdmsr(uint32_t msr)
 
 static inline void wrmsr(uint32_t msr, uint64_t v)
 {
-	__asm__ volatile("wrmsr" : : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32))
+	__asm__ volatile("wrmsr"
+			 :
+			 : "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32))
 			 : "memory");
 }
 
@@ -72,7 +74,8 @@ static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
 {
 	struct cpuid_regs r;
 
-	__asm__ volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+	__asm__ volatile("cpuid"
+			 : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
 			 : "a"(leaf), "c"(subleaf));
 	return r;
 }

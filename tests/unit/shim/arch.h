@@ -12,15 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ARCH_PAGE_SIZE 4096ul
-#define ARCH_CACHELINE 64
+#define ARCH_PAGE_SIZE	    4096ul
+#define ARCH_CACHELINE	    64
 #define ARCH_CPU_STACK_SIZE 16384ul
 
-#define VEC_IRQ_BASE 0x20
+#define VEC_IRQ_BASE	0x20
 #define VEC_LAPIC_TIMER 0xef
-#define VEC_CALL_FUNC 0xf0
-#define VEC_RESCHEDULE 0xf1
-#define VEC_SPURIOUS 0xff
+#define VEC_CALL_FUNC	0xf0
+#define VEC_RESCHEDULE	0xf1
+#define VEC_SPURIOUS	0xff
 
 struct arch_cpu {
 	void *stack;
