@@ -139,5 +139,39 @@ test: deps
 	$(Q)$(MAKE) unit
 	$(Q)$(MAKE) integration
 
+# ---- static analysis, format, sanitizers -------------------------------------------------
+FORMAT_FILES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '^build/')
+CPPCHECK := cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	--std=c11 --inline-suppr --suppressions-list=scripts/cppcheck-suppressions.txt \
+	-D__x86_64__ -D__GNUC__
+.PHONY: format check check-static check-san
+format:
+	clang-format -i $(FORMAT_FILES)
+
+check-static:
+	@echo "  CHECK   includes"
+	$(Q)bash scripts/check-includes.sh
+	@echo "  CHECK   clang-format"
+	$(Q)clang-format --dry-run -Werror $(FORMAT_FILES)
+	@echo "  CHECK   cppcheck"
+	$(Q)$(CPPCHECK) -Icommon vmm/
+	$(Q)$(CPPCHECK) -Iguest -Iguest/arch/x86 -Icommon guest/
+	@echo "  CHECK   gcc -fanalyzer vmm/"
+	$(Q)for f in $(VMM_SRCS); do \
+		$(CC) $(HOST_CFLAGS) -fanalyzer -c -o /dev/null $$f || exit 1; done
+
+# The VMM and the unit tests under ASan+UBSan; the integration tests against that VMM.
+check-san: guest
+	$(Q)$(MAKE) SAN=1 vmm unit
+	$(Q)ln -sf ../guest.elf build/san/guest.elf
+	$(Q)PLUGVM_BIN=$(CURDIR)/build/san/plugvm $(PYTEST) -q tests/integration -k "not qemu" \
+		$(PYTEST_ARGS)
+
+check: deps
+	$(Q)$(MAKE) all
+	$(Q)$(MAKE) check-static
+	$(Q)$(MAKE) check-san
+	$(Q)if $(MAKE) -n fuzz-smoke >/dev/null 2>&1; then $(MAKE) fuzz-smoke; fi
+
 clean:
 	rm -rf build

@@ -83,7 +83,7 @@ static int test_apic(void)
 		return selftest_fail("%u CPUs online, %u present", cpumask_weight(&cpu_online_mask),
 				     cpumask_weight(&cpu_present_mask));
 	for_each_cpu(cpu, &cpu_online_mask) {
-		struct apic_probe p;
+		struct apic_probe p = { 0 };
 		bool in_madt = false;
 
 		smp_call_on_cpu(cpu, probe_apic, &p);
