@@ -141,8 +141,17 @@ int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char 
 		}
 	}
 	if (have_topo) {
-		unsigned long long prod = topo[0] * topo[1] * topo[2] * topo[3];
+		unsigned long long prod = 1;
+		int k;
 
+		/* Each factor may be up to PLUGVM_MAX_CPUS * 1000: four of them can wrap. */
+		for (k = 0; k < 4; k++) {
+			if (__builtin_mul_overflow(prod, topo[k], &prod)) {
+				set_err(err, errlen,
+					"--smp: sockets*dies*cores*threads overflows in '%s'", s);
+				return -EINVAL;
+			}
+		}
 		if (!maxcpus)
 			maxcpus = prod;
 		if (prod != maxcpus) {
