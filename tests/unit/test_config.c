@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for vmm/config.c: config_parse (flag spellings, defaults, help/version,
+ * errors), config_parse_mem (suffixes, limits) and config_parse_smp (QEMU's -smp syntax).
+ * Negative tests check the status and that the message names the problem.
+ */
+#include "tests/unit/unit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "plugvm_abi.h"
+#include "vmm/config.h"
+
+#define ERRLEN 256
+
+struct parsed {
+	struct vm_config cfg;
+	enum config_status st;
+	char err[ERRLEN];
+};
+
+/* Parse a NULL-terminated argument list (argv[0] is supplied). */
+static void parse(struct parsed *p, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	char *a;
+
+	argv[argc++] = "plugvm";
+	va_start(ap, p);
+	while ((a = va_arg(ap, char *)) != NULL) {
+		assert_true(argc < 31);
+		argv[argc++] = a;
+	}
+	va_end(ap);
+	argv[argc] = NULL;
+	memset(p->err, 0, sizeof(p->err));
+	p->st = config_parse(&p->cfg, argc, argv, p->err, sizeof(p->err));
+}
+
+/* Expect CONFIG_ERROR with `needle` in the message; frees the config. */
+#define parse_fails(needle, ...)                       \
+	do {                                           \
+		struct parsed _p;                      \
+		parse(&_p, __VA_ARGS__, NULL);         \
+		assert_int_equal(_p.st, CONFIG_ERROR); \
+		assert_contains(_p.err, needle);       \
+		config_free(&_p.cfg);                  \
+	} while (0)
+
+static void test_defaults(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.nr_cpus, 1);
+	assert_int_equal(p.cfg.max_cpus, 1);
+	assert_int_equal(p.cfg.mem_bytes, CONFIG_DEFAULT_MEM_BYTES);
+	assert_int_equal(p.cfg.mem_bytes, 64ull << 20);
+	assert_null(p.cfg.kernel_path);
+	assert_non_null(p.cfg.cmdline);
+	assert_string_equal(p.cfg.cmdline, "");
+	assert_int_equal(p.cfg.verbosity, 0);
+	config_free(&p.cfg);
+	assert_null(p.cfg.cmdline);
+	/* config_free is idempotent. */
+	config_free(&p.cfg);
+}
+
+static void test_smp_spellings(void **state)
+{
+	static const char *const forms[][2] = {
+		{ "-smp", "4" },
+		{ "--smp", "4" },
+		{ "--smp=4", NULL },
+	};
+	struct parsed p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		parse(&p, forms[i][0], forms[i][1], NULL);
+		assert_int_equal(p.st, CONFIG_RUN);
+		assert_int_equal(p.cfg.nr_cpus, 4);
+		assert_int_equal(p.cfg.max_cpus, 4);
+		config_free(&p.cfg);
+	}
+	parse(&p, "--smp=2,maxcpus=8", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.nr_cpus, 2);
+	assert_int_equal(p.cfg.max_cpus, 8);
+	config_free(&p.cfg);
+	/* The last --smp wins. */
+	parse(&p, "--smp", "2", "-smp", "3,maxcpus=5", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.nr_cpus, 3);
+	assert_int_equal(p.cfg.max_cpus, 5);
+	config_free(&p.cfg);
+}
+
+static void test_memory_spellings(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "-m", "128M", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.mem_bytes, 128ull << 20);
+	config_free(&p.cfg);
+	parse(&p, "--memory", "1G", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.mem_bytes, 1ull << 30);
+	config_free(&p.cfg);
+	parse(&p, "--memory=256", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.mem_bytes, 256ull << 20);
+	config_free(&p.cfg);
+	parse(&p, "--m=8M", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.mem_bytes, 8ull << 20);
+	config_free(&p.cfg);
+	/* The limits themselves are accepted. */
+	parse(&p, "-m", "4M", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.mem_bytes, CONFIG_MIN_MEM_BYTES);
+	config_free(&p.cfg);
+	parse(&p, "-m", "256G", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.mem_bytes, CONFIG_MAX_MEM_BYTES);
+	config_free(&p.cfg);
+}
+
+static void test_memory_errors(void **state)
+{
+	(void)state;
+	parse_fails("-m: bad memory size 'lots'", "-m", "lots");
+	parse_fails("-m: bad memory size '0'", "-m", "0");
+	parse_fails("-m: bad memory size ''", "--memory=");
+	parse_fails("-m: 3M is outside 4M..256G", "-m", "3M");
+	parse_fails("-m: 257G is outside 4M..256G", "-m", "257G");
+	parse_fails("-m: 1T is outside", "--memory", "1T");
+}
+
+static void test_kernel_append(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "--kernel", "/boot/a.elf", "-kernel", "b.elf", "--append", "hz=100 halt", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_string_equal(p.cfg.kernel_path, "b.elf");
+	assert_string_equal(p.cfg.cmdline, "hz=100 halt");
+	config_free(&p.cfg);
+
+	parse(&p, "--kernel=k.elf", "-append", "x=1", "--append=y=2 z", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_string_equal(p.cfg.kernel_path, "k.elf");
+	assert_string_equal(p.cfg.cmdline, "y=2 z");
+	config_free(&p.cfg);
+
+	/* An empty --append is a valid (empty) command line. */
+	parse(&p, "--append=", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_string_equal(p.cfg.cmdline, "");
+	config_free(&p.cfg);
+
+	parse_fails("--kernel: empty file name", "--kernel=");
+	parse_fails("--kernel: empty file name", "-kernel", "");
+}
+
+static void test_append_length(void **state)
+{
+	char *s = malloc(CONFIG_MAX_CMDLINE + 2);
+	struct parsed p;
+
+	(void)state;
+	assert_non_null(s);
+	memset(s, 'a', CONFIG_MAX_CMDLINE);
+	s[CONFIG_MAX_CMDLINE] = '\0';
+	parse(&p, "--append", s, NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(strlen(p.cfg.cmdline), CONFIG_MAX_CMDLINE);
+	config_free(&p.cfg);
+
+	s[CONFIG_MAX_CMDLINE] = 'a';
+	s[CONFIG_MAX_CMDLINE + 1] = '\0';
+	parse_fails("--append: command line longer than 4095 bytes", "--append", s);
+	free(s);
+}
+
+static void test_verbosity(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "-v", NULL);
+	assert_int_equal(p.cfg.verbosity, 1);
+	config_free(&p.cfg);
+	parse(&p, "-v", "--verbose", "-v", "-v", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.verbosity, 2);
+	config_free(&p.cfg);
+	parse(&p, "-q", NULL);
+	assert_int_equal(p.cfg.verbosity, -1);
+	config_free(&p.cfg);
+	parse(&p, "-v", "--quiet", NULL);
+	assert_int_equal(p.cfg.verbosity, -1);
+	config_free(&p.cfg);
+	parse(&p, "-q", "-v", NULL);
+	assert_int_equal(p.cfg.verbosity, 0);
+	config_free(&p.cfg);
+}
+
+static void test_help_version(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "--help", NULL);
+	assert_int_equal(p.st, CONFIG_HELP);
+	config_free(&p.cfg);
+	parse(&p, "-h", NULL);
+	assert_int_equal(p.st, CONFIG_HELP);
+	config_free(&p.cfg);
+	/* Help wins over whatever follows, as the flags are read in order. */
+	parse(&p, "-smp", "2", "--help", "--bogus", NULL);
+	assert_int_equal(p.st, CONFIG_HELP);
+	config_free(&p.cfg);
+	parse(&p, "--version", NULL);
+	assert_int_equal(p.st, CONFIG_VERSION);
+	config_free(&p.cfg);
+	parse(&p, "-V", NULL);
+	assert_int_equal(p.st, CONFIG_VERSION);
+	config_free(&p.cfg);
+
+	assert_contains(config_usage, "usage: plugvm");
+	assert_contains(config_usage, "--smp");
+	assert_contains(config_usage, "--memory");
+	assert_contains(config_usage, "--kernel");
+	assert_contains(config_usage, "--append");
+}
+
+static void test_bad_options(void **state)
+{
+	(void)state;
+	parse_fails("unknown option '--bogus'", "--bogus");
+	parse_fails("unknown option '-x'", "-x");
+	parse_fails("unknown option '--'", "--");
+	/* Single-dash options take no "=value". */
+	parse_fails("unknown option '-smp=2'", "-smp=2");
+	parse_fails("unknown option '--smpx'", "--smpx", "2");
+	parse_fails("unexpected argument 'guest.elf'", "guest.elf");
+	parse_fails("unexpected argument '-'", "-");
+	/* A missing value, in each spelling. */
+	parse_fails("option '--smp' needs a value", "--smp");
+	parse_fails("option '-m' needs a value", "-v", "-m");
+	parse_fails("option '--kernel' needs a value", "--kernel");
+	parse_fails("option '-append' needs a value", "-append");
+	/* A value given to a flag. */
+	parse_fails("option '--verbose' takes no value", "--verbose=1");
+	parse_fails("option '--help' takes no value", "--help=yes");
+	parse_fails("option '--quiet' takes no value", "--quiet=");
+	/* Errors from the value parsers come through. */
+	parse_fails("--smp: bad value 'x' in 'x'", "--smp", "x");
+	parse_fails("--smp: 9 CPUs exceed maxcpus=8", "--smp=9,maxcpus=8");
+}
+
+static void test_mem_values(void **state)
+{
+	static const struct {
+		const char *s;
+		uint64_t bytes;
+	} ok[] = {
+		{ "1", 1ull << 20 },
+		{ "512", 512ull << 20 },
+		{ "65536K", 64ull << 20 },
+		{ "65536k", 64ull << 20 },
+		{ "64M", 64ull << 20 },
+		{ "64m", 64ull << 20 },
+		{ "3G", 3ull << 30 },
+		{ "3g", 3ull << 30 },
+		{ "1T", 1ull << 40 },
+		{ "2t", 2ull << 40 },
+		{ "1K", 1024 },
+		{ "007M", 7ull << 20 },
+		{ "16777215T", 16777215ull << 40 },
+		{ "17592186044415M", 17592186044415ull << 20 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		uint64_t v = 0;
+
+		assert_int_equal(config_parse_mem(ok[i].s, &v), 0);
+		assert_int_equal(v, ok[i].bytes);
+	}
+}
+
+static void test_mem_errors(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"0",
+		"0M",
+		"000",
+		"M",
+		"G",
+		"-1",
+		"+1",
+		" 1",
+		"1 ",
+		"1.5G",
+		"1MB",
+		"1 M",
+		"0x10",
+		"1e3",
+		"abc",
+		"64X",
+		"1KM",
+		"99999999999999999999",
+		/* Overflow after the shift: 2^24 T, 2^44 M, 2^54 K, 2^64 MiB plain. */
+		"16777216T",
+		"17592186044416M",
+		"18014398509481984K",
+		"18446744073709551616",
+		"18446744073709551615",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t v = 0x5a5a;
+
+		if (config_parse_mem(bad[i], &v) != -EINVAL)
+			fail_msg("config_parse_mem(\"%s\") accepted", bad[i]);
+		/* The output is left alone on failure. */
+		assert_int_equal(v, 0x5a5a);
+	}
+}
+
+/* Expect config_parse_smp(s) to give (nr, max). */
+static void smp_ok(const char *s, unsigned nr, unsigned max)
+{
+	unsigned n = 0, m = 0;
+	char err[ERRLEN] = "";
+
+	if (config_parse_smp(s, &n, &m, err, sizeof(err)))
+		fail_msg("config_parse_smp(\"%s\") failed: %s", s, err);
+	if (n != nr || m != max)
+		fail_msg("config_parse_smp(\"%s\") = %u,%u, expected %u,%u", s, n, m, nr, max);
+}
+
+/* Expect config_parse_smp(s) to fail with `needle` in the message, outputs untouched. */
+static void smp_bad(const char *s, const char *needle)
+{
+	unsigned n = 77, m = 77;
+	char err[ERRLEN] = "";
+
+	if (config_parse_smp(s, &n, &m, err, sizeof(err)) != -EINVAL)
+		fail_msg("config_parse_smp(\"%s\") accepted (%u,%u)", s, n, m);
+	assert_contains(err, needle);
+	assert_int_equal(n, 77);
+	assert_int_equal(m, 77);
+}
+
+static void test_smp_values(void **state)
+{
+	(void)state;
+	smp_ok("1", 1, 1);
+	smp_ok("4", 4, 4);
+	smp_ok("2,maxcpus=8", 2, 8);
+	smp_ok("cpus=2,maxcpus=8", 2, 8);
+	smp_ok("maxcpus=8,cpus=2", 2, 8);
+	smp_ok("maxcpus=8", 8, 8);
+	smp_ok("8,maxcpus=8", 8, 8);
+	smp_ok("1024", 1024, 1024);
+	smp_ok("1,maxcpus=1024", 1, 1024);
+	/* Topology: the product is maxcpus (and the CPU count when none is given). */
+	smp_ok("2,sockets=2,cores=2,threads=2", 2, 8);
+	smp_ok("2,maxcpus=8,sockets=2,cores=2,threads=2", 2, 8);
+	smp_ok("sockets=2,cores=4", 8, 8);
+	smp_ok("4,sockets=2,dies=2,cores=2,threads=2", 4, 16);
+	smp_ok("cpus=1,sockets=1,cores=1,threads=1", 1, 1);
+	smp_ok("sockets=32,cores=32", 1024, 1024);
+}
+
+static void test_smp_errors(void **state)
+{
+	(void)state;
+	smp_bad("", "--smp: empty value");
+	smp_bad("0", "bad value '0'");
+	smp_bad("x", "bad value 'x'");
+	smp_bad("-1", "bad value '-1'");
+	smp_bad("4x", "bad value '4x'");
+	smp_bad("2,maxcpus=0", "bad value 'maxcpus=0'");
+	smp_bad("2,maxcpus=", "bad value 'maxcpus='");
+	smp_bad("2,maxcpus=eight", "bad value 'maxcpus=eight'");
+	smp_bad("99999999999999999999999", "bad value");
+	smp_bad(",2", "bad value ''");
+	smp_bad("2,,maxcpus=4", "bad value ''");
+	smp_bad("2,", "trailing comma in '2,'");
+	smp_bad("2,maxcpus=8,", "trailing comma");
+	smp_bad("2,bogus=4", "unknown key 'bogus' in '2,bogus=4'");
+	smp_bad("2,=4", "unknown key ''");
+	smp_bad("2,Cores=4", "unknown key 'Cores'");
+	smp_bad("2,cpus=2", "CPU count given twice");
+	smp_bad("cpus=2,3", "CPU count given twice");
+	smp_bad("9,maxcpus=8", "9 CPUs exceed maxcpus=8");
+	smp_bad("cpus=5,maxcpus=4", "5 CPUs exceed maxcpus=4");
+	smp_bad("1025", "1025 CPUs exceed plugvm's limit of 1024");
+	smp_bad("1,maxcpus=1025", "1025 CPUs exceed plugvm's limit of 1024");
+	smp_bad("1,maxcpus=4096", "exceed plugvm's limit");
+	smp_bad("sockets=64,cores=32", "2048 CPUs exceed plugvm's limit");
+	smp_bad("2,maxcpus=8,sockets=2,cores=2", "sockets*dies*cores*threads = 4 differs from "
+						 "maxcpus 8");
+	smp_bad("2,maxcpus=8,sockets=3,cores=3", "= 9 differs from maxcpus 8");
+	smp_bad("16,sockets=2,cores=4", "16 CPUs exceed maxcpus=8");
+	/* A product that wraps around 2^64 must not pass for a small one. */
+	smp_bad("sockets=65536,dies=65536,cores=65536,threads=65536", "threads overflows in");
+	smp_bad("1,maxcpus=1,sockets=65536,dies=65536,cores=65536,threads=65536", "overflows");
+}
+
+static void test_smp_err_buffer(void **state)
+{
+	unsigned n, m;
+	char err[8];
+
+	(void)state;
+	/* A small error buffer truncates, and a NULL one is allowed. */
+	memset(err, 'x', sizeof(err));
+	assert_int_equal(config_parse_smp("0", &n, &m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(err[sizeof(err) - 1], '\0');
+	assert_string_equal(err, "--smp: ");
+	assert_int_equal(config_parse_smp("0", &n, &m, NULL, 0), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),	 cmocka_unit_test(test_smp_spellings),
+		cmocka_unit_test(test_memory_spellings), cmocka_unit_test(test_memory_errors),
+		cmocka_unit_test(test_kernel_append),	 cmocka_unit_test(test_append_length),
+		cmocka_unit_test(test_verbosity),	 cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_bad_options),	 cmocka_unit_test(test_mem_values),
+		cmocka_unit_test(test_mem_errors),	 cmocka_unit_test(test_smp_values),
+		cmocka_unit_test(test_smp_errors),	 cmocka_unit_test(test_smp_err_buffer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
