@@ -125,8 +125,10 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 			if (ph.p_type != PT_LOAD || ph.p_memsz == 0)
 				continue;
 			if (pass == 0) {
-				if (ph.p_filesz > ph.p_memsz ||
-				    !in_file(ph.p_offset, ph.p_filesz, len))
+				if (ph.p_filesz > ph.p_memsz)
+					return fail(err, errlen, -ENOEXEC,
+						    "PT_LOAD segment %d has p_filesz > p_memsz", i);
+				if (!in_file(ph.p_offset, ph.p_filesz, len))
 					return fail(err, errlen, -ENOEXEC,
 						    "PT_LOAD segment %d outside the file", i);
 				if (ph.p_paddr < LAYOUT_KERNEL_MIN ||
