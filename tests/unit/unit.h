@@ -8,6 +8,7 @@
 #define PLUGVM_TESTS_UNIT_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
