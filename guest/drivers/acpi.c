@@ -70,8 +70,9 @@ static const struct plugvm_acpi_rsdp *check_rsdp(uint64_t pa)
 	if (!r || memcmp(r->signature, PLUGVM_ACPI_RSDP_SIG, 8) || sum(r, 20))
 		return NULL;
 	if (r->revision >= 2) {
-		if (r->length < sizeof(*r) || r->length > 4096 || !acpi_os_map(pa, r->length) ||
-		    sum(r, r->length))
+		/* Only 20 bytes are mapped so far: map the 2.0 fields before reading length. */
+		if (!acpi_os_map(pa, sizeof(*r)) || r->length < sizeof(*r) || r->length > 4096 ||
+		    !acpi_os_map(pa, r->length) || sum(r, r->length))
 			return NULL;
 	}
 	return r;
