@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for guest/kernel/cmdline.c: bare flags and their 0/off/no forms, name=value
+ * with quoting and last-one-wins, cmdline_uint's decimal/hex/garbage/overflow handling,
+ * cmdline_list_has, and truncation of the stored copy at CMDLINE_MAX.
+ */
+#include "tests/unit/unit.h"
+
+#include <stdlib.h>
+
+#include "kernel/cmdline.h"
+
+/* Expect cmdline_value(name) to be exactly `want` (NULL: absent). */
+static void value_is(const char *name, const char *want)
+{
+	size_t len = 12345;
+	const char *v = cmdline_value(name, &len);
+
+	if (!want) {
+		if (v)
+			fail_msg("%s: expected no value, got \"%.*s\"", name, (int)len, v);
+		return;
+	}
+	if (!v)
+		fail_msg("%s: expected \"%s\", got no value", name, want);
+	if (len != strlen(want) || memcmp(v, want, len))
+		fail_msg("%s: expected \"%s\", got \"%.*s\"", name, want, (int)len, v);
+	/* The value points into the stored line. */
+	assert_true(v >= cmdline_get() && v + len <= cmdline_get() + strlen(cmdline_get()));
+}
+
+static void test_store(void **state)
+{
+	static const char s[] = "hz=1000  rt=1\thalt";
+
+	(void)state;
+	cmdline_init(s);
+	assert_string_equal(cmdline_get(), s);
+	assert_ptr_not_equal(cmdline_get(), s);
+	cmdline_init("");
+	assert_string_equal(cmdline_get(), "");
+	assert_false(cmdline_flag("hz"));
+	value_is("hz", NULL);
+}
+
+static void test_flags(void **state)
+{
+	(void)state;
+	cmdline_init("halt verbose=1 quiet=0 a=off b=no c=yes d= e=false f=00 g=offf h=NO");
+	assert_true(cmdline_flag("halt"));
+	assert_true(cmdline_flag("verbose"));
+	assert_false(cmdline_flag("quiet"));
+	assert_false(cmdline_flag("a"));
+	assert_false(cmdline_flag("b"));
+	assert_true(cmdline_flag("c"));
+	assert_true(cmdline_flag("d")); /* an empty value is not "off" */
+	assert_true(cmdline_flag("e")); /* only 0, off and no turn a flag off */
+	assert_true(cmdline_flag("f"));
+	assert_true(cmdline_flag("g"));
+	assert_true(cmdline_flag("h")); /* case matters */
+	assert_false(cmdline_flag("missing"));
+	assert_false(cmdline_flag("hal")); /* whole words only */
+	assert_false(cmdline_flag("halte"));
+	assert_false(cmdline_flag(""));
+
+	/* The last occurrence wins, in both directions. */
+	cmdline_init("halt=0 halt");
+	assert_true(cmdline_flag("halt"));
+	cmdline_init("halt halt=off");
+	assert_false(cmdline_flag("halt"));
+	cmdline_init("halt=no x halt=1 y");
+	assert_true(cmdline_flag("halt"));
+
+	/* Separators: spaces, tabs, newlines, runs of them, at both ends. */
+	cmdline_init(" \t\n halt\t\tsmp\n  x ");
+	assert_true(cmdline_flag("halt"));
+	assert_true(cmdline_flag("smp"));
+	assert_true(cmdline_flag("x"));
+}
+
+static void test_values(void **state)
+{
+	(void)state;
+	cmdline_init("hz=1000 selftest=cpuhp,timer console=ttyS0,115200 a=b=c empty= bare");
+	value_is("hz", "1000");
+	value_is("selftest", "cpuhp,timer");
+	value_is("console", "ttyS0,115200");
+	value_is("a", "b=c");
+	value_is("empty", "");
+	value_is("bare", NULL); /* a bare word has no value */
+	value_is("h", NULL);
+	value_is("hz=1000", NULL);
+	value_is("missing", NULL);
+
+	/* The last value wins; a later bare word does not erase it. */
+	cmdline_init("hz=100 x hz=250 hz");
+	value_is("hz", "250");
+	cmdline_init("hz hz=5");
+	value_is("hz", "5");
+
+	/* Quotes hold spaces and are stripped; an unterminated quote runs to the end. */
+	cmdline_init("msg=\"hello  world\" x=1 q=\"\" r=\"a=b c\"");
+	value_is("msg", "hello  world");
+	value_is("x", "1");
+	value_is("q", "");
+	value_is("r", "a=b c");
+	assert_false(cmdline_flag("world\""));
+	cmdline_init("x=1 msg=\"no end  y=2");
+	value_is("msg", "no end  y=2");
+	value_is("y", NULL);
+	/* A quote in the middle of a value is just a character. */
+	cmdline_init("a=x\"y z\"");
+	value_is("a", "x\"y");
+	assert_true(cmdline_flag("z\""));
+	/* Word right after a closing quote with no separator. */
+	cmdline_init("a=\"1 2\"b=3");
+	value_is("a", "1 2");
+	value_is("b", "3");
+}
+
+static void test_uint(void **state)
+{
+	(void)state;
+	cmdline_init("d=1000 z=0 h=0x1F H=0XaBc u=0xffffffffffffffff m=18446744073709551615 "
+		     "o=18446744073709551616 ho=0x10000000000000000 g=12a n=-1 p=+1 x=0x "
+		     "e= s=1\" sp=\" 7\" hx=0x12g b=0b101 big=99999999999999999999 lead=007 "
+		     "oct=010 hex0=0x0");
+	assert_int_equal(cmdline_uint("d", 7), 1000);
+	assert_int_equal(cmdline_uint("z", 7), 0);
+	assert_int_equal(cmdline_uint("h", 7), 0x1f);
+	assert_int_equal(cmdline_uint("H", 7), 0xabc);
+	assert_int_equal(cmdline_uint("u", 7), UINT64_MAX);
+	assert_int_equal(cmdline_uint("m", 7), UINT64_MAX);
+	assert_int_equal(cmdline_uint("lead", 7), 7);
+	assert_int_equal(cmdline_uint("oct", 7), 10); /* no octal */
+	assert_int_equal(cmdline_uint("hex0", 7), 0);
+	/* Garbage, overflow and absence give the default. */
+	assert_int_equal(cmdline_uint("o", 7), 7);
+	assert_int_equal(cmdline_uint("ho", 7), 7);
+	assert_int_equal(cmdline_uint("big", 7), 7);
+	assert_int_equal(cmdline_uint("g", 7), 7);
+	assert_int_equal(cmdline_uint("n", 7), 7);
+	assert_int_equal(cmdline_uint("p", 7), 7);
+	assert_int_equal(cmdline_uint("x", 7), 7);
+	assert_int_equal(cmdline_uint("e", 7), 7);
+	assert_int_equal(cmdline_uint("s", 7), 7);
+	assert_int_equal(cmdline_uint("sp", 7), 7);
+	assert_int_equal(cmdline_uint("hx", 7), 7);
+	assert_int_equal(cmdline_uint("b", 7), 7);
+	assert_int_equal(cmdline_uint("missing", 42), 42);
+	assert_int_equal(cmdline_uint("missing", UINT64_MAX), UINT64_MAX);
+	/* A bad last value does not fall back to an earlier good one. */
+	cmdline_init("hz=100 hz=abc");
+	assert_int_equal(cmdline_uint("hz", 5), 5);
+	cmdline_init("hz=abc hz=100");
+	assert_int_equal(cmdline_uint("hz", 5), 100);
+	/* Quoted numbers parse. */
+	cmdline_init("hz=\"250\"");
+	assert_int_equal(cmdline_uint("hz", 5), 250);
+}
+
+static void test_list_has(void **state)
+{
+	const char *v;
+	size_t len;
+
+	(void)state;
+	assert_true(cmdline_list_has("a,b,c", 5, "a"));
+	assert_true(cmdline_list_has("a,b,c", 5, "b"));
+	assert_true(cmdline_list_has("a,b,c", 5, "c"));
+	assert_false(cmdline_list_has("a,b,c", 5, "d"));
+	assert_false(cmdline_list_has("a,b,c", 5, "a,b"));
+	assert_false(cmdline_list_has("ab,c", 4, "a"));
+	assert_false(cmdline_list_has("ab,c", 4, "abc"));
+	assert_false(cmdline_list_has("", 0, "a"));
+	assert_true(cmdline_list_has("cpuhp", 5, "cpuhp"));
+	/* Only `len` bytes count. */
+	assert_false(cmdline_list_has("a,b,c", 3, "c"));
+	assert_false(cmdline_list_has("abc", 2, "abc"));
+	assert_true(cmdline_list_has("abc", 2, "ab"));
+	/* Empty items. */
+	assert_true(cmdline_list_has("a,,b", 4, ""));
+	assert_true(cmdline_list_has(",a", 2, "a"));
+	assert_true(cmdline_list_has("a,", 2, "a"));
+
+	/* Over a value in the stored line, which is not NUL-terminated at its end. */
+	cmdline_init("selftest=cpuhp,timer halt all");
+	v = cmdline_value("selftest", &len);
+	assert_non_null(v);
+	assert_true(cmdline_list_has(v, len, "timer"));
+	assert_true(cmdline_list_has(v, len, "cpuhp"));
+	assert_false(cmdline_list_has(v, len, "halt"));
+	assert_false(cmdline_list_has(v, len, "timer halt"));
+	assert_false(cmdline_list_has(v, len, "all"));
+}
+
+static void test_truncation(void **state)
+{
+	char *s = malloc(CMDLINE_MAX + 100);
+	size_t i;
+
+	(void)state;
+	assert_non_null(s);
+	/* Exactly CMDLINE_MAX - 1 bytes are kept. */
+	memset(s, 'a', CMDLINE_MAX + 99);
+	s[CMDLINE_MAX + 99] = '\0';
+	cmdline_init(s);
+	assert_int_equal(strlen(cmdline_get()), CMDLINE_MAX - 1);
+	s[CMDLINE_MAX - 1] = '\0';
+	cmdline_init(s);
+	assert_int_equal(strlen(cmdline_get()), CMDLINE_MAX - 1);
+	assert_string_equal(cmdline_get(), s);
+
+	/* A word cut by the limit keeps what fits; words after it are gone. */
+	memset(s, ' ', CMDLINE_MAX + 99);
+	memcpy(s, "first=1", 7);
+	i = CMDLINE_MAX - 1 - strlen("num=12");
+	memcpy(s + i, "num=123456 last", 15);
+	s[i + 15] = '\0';
+	cmdline_init(s);
+	assert_int_equal(strlen(cmdline_get()), CMDLINE_MAX - 1);
+	assert_int_equal(cmdline_uint("first", 0), 1);
+	assert_int_equal(cmdline_uint("num", 0), 12);
+	assert_false(cmdline_flag("last"));
+
+	/* A quoted value cut by the limit ends there. */
+	memset(s, ' ', CMDLINE_MAX + 99);
+	memcpy(s + CMDLINE_MAX - 10, "q=\"abcdefghijkl\"", 16);
+	s[CMDLINE_MAX - 10 + 16] = '\0';
+	cmdline_init(s);
+	value_is("q", "abcdef"); /* bytes up to index CMDLINE_MAX - 2 */
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_store),	 cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_values),	 cmocka_unit_test(test_uint),
+		cmocka_unit_test(test_list_has), cmocka_unit_test(test_truncation),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
