@@ -75,8 +75,9 @@ static void put_padded(struct out *o, const char *s, size_t n, int width, bool l
 			put(o, ' ');
 }
 
-static void put_number(struct out *o, uint64_t v, bool neg, unsigned base, bool upper, int width,
-		       bool left, char pad, int precision)
+/* `prefix` ("-", "0x", ...) goes after space padding and before zero padding, as in C. */
+static void put_number(struct out *o, uint64_t v, const char *prefix, unsigned base, bool upper,
+		       int width, bool left, char pad, int precision)
 {
 	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
 	char tmp[24];
@@ -87,13 +88,13 @@ static void put_number(struct out *o, uint64_t v, bool neg, unsigned base, bool 
 		v /= base;
 	} while (v);
 	zeros = precision > n ? precision - n : 0;
-	len = n + zeros + (neg ? 1 : 0);
+	len = n + zeros + (int)strlen(prefix);
 	fill = width > len ? width - len : 0;
 	if (!left && pad == ' ')
 		while (fill-- > 0)
 			put(o, ' ');
-	if (neg)
-		put(o, '-');
+	while (*prefix)
+		put(o, *prefix++);
 	if (!left && pad == '0')
 		while (fill-- > 0)
 			put(o, '0');
@@ -163,7 +164,7 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 
 			neg = s < 0;
 			v = neg ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
-			put_number(&o, v, neg, 10, false, width, left, pad, precision);
+			put_number(&o, v, neg ? "-" : "", 10, false, width, left, pad, precision);
 			break;
 		}
 		case 'u':
@@ -172,18 +173,12 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 			base = *fmt == 'u' ? 10 : 16;
 			upper = *fmt == 'X';
 			v = lng ? va_arg(ap, uint64_t) : va_arg(ap, unsigned int);
-			if (alt && base == 16 && v) {
-				put(&o, '0');
-				put(&o, upper ? 'X' : 'x');
-				width -= 2;
-			}
-			put_number(&o, v, false, base, upper, width, left, pad, precision);
+			put_number(&o, v, alt && base == 16 && v ? (upper ? "0X" : "0x") : "", base,
+				   upper, width, left, pad, precision);
 			break;
 		case 'p':
-			put(&o, '0');
-			put(&o, 'x');
-			put_number(&o, (uint64_t)(uintptr_t)va_arg(ap, void *), false, 16, false, width,
-				   left, pad, precision);
+			put_number(&o, (uint64_t)(uintptr_t)va_arg(ap, void *), "0x", 16, false,
+				   width, left, pad, precision);
 			break;
 		case 'c': {
 			char c = (char)va_arg(ap, int);
