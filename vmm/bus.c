@@ -19,7 +19,8 @@ int bus_register(struct bus *bus, uint64_t base, uint64_t len, bus_handler_fn ha
 	for (i = 0; i < bus->nr; i++) {
 		const struct bus_range *r = &bus->ranges[i];
 
-		if (base < r->base + r->len && r->base < base + len) {
+		/* Differences, not ends: a range may end exactly at 2^64 (base + len == 0). */
+		if (base >= r->base ? base - r->base < r->len : r->base - base < len) {
 			log_error("%s bus: %s [%#llx+%#llx) overlaps %s", bus->name, name,
 				  (unsigned long long)base, (unsigned long long)len, r->name);
 			return -EEXIST;
