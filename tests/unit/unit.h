@@ -84,4 +84,34 @@ static inline int unit_run_child(void (*fn)(void *), void *arg, char *out, size_
 	return WEXITSTATUS(status);
 }
 
+/* Capture what the code under test writes to stderr (fd 2) between begin and end. */
+struct unit_capture {
+	int saved_fd;
+	FILE *tmp;
+};
+
+static inline void unit_capture_begin(struct unit_capture *c)
+{
+	fflush(stderr);
+	c->tmp = tmpfile();
+	assert_non_null(c->tmp);
+	c->saved_fd = dup(2);
+	assert_true(c->saved_fd >= 0);
+	assert_int_equal(dup2(fileno(c->tmp), 2), 2);
+}
+
+/* Stop capturing; `out` receives the text (NUL terminated, truncated to outlen - 1). */
+static inline void unit_capture_end(struct unit_capture *c, char *out, size_t outlen)
+{
+	size_t n;
+
+	fflush(stderr);
+	assert_int_equal(dup2(c->saved_fd, 2), 2);
+	close(c->saved_fd);
+	rewind(c->tmp);
+	n = fread(out, 1, outlen - 1, c->tmp);
+	out[n] = '\0';
+	fclose(c->tmp);
+}
+
 #endif
