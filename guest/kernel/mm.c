@@ -18,6 +18,7 @@ static size_t nr_pages;
 static size_t nr_free;
 static uint64_t *bitmap;	/* 1 = in use */
 static size_t hint;		/* no free page below this index */
+static size_t first_page;	/* pages below this one hold the bitmap */
 
 static bool page_used(size_t i)
 {
@@ -55,6 +56,7 @@ void mm_init(uintptr_t start, uintptr_t end)
 	mark(0, map_pages, true);
 	nr_free = nr_pages - map_pages;
 	hint = map_pages;
+	first_page = map_pages;
 }
 
 /* First run of n free pages at or after `from`; returns nr_pages if none. */
@@ -130,7 +132,12 @@ void page_free(void *p, size_t n)
 
 	if (!p)
 		return;
-	if (a < base || (a - base) % PAGE_SIZE || (a - base) / PAGE_SIZE + n > nr_pages)
+	/*
+	 * The bitmap's own pages look allocated but were never handed out; compare the
+	 * count with what is left so that a huge n cannot wrap index + n.
+	 */
+	if (a < base + first_page * PAGE_SIZE || (a - base) % PAGE_SIZE ||
+	    (a - base) / PAGE_SIZE > nr_pages || n > nr_pages - (a - base) / PAGE_SIZE)
 		panic("page_free: %p (%zu pages) is not allocator memory", p, n);
 	first = (a - base) / PAGE_SIZE;
 	flags = spin_lock_irqsave(&page_lock);
