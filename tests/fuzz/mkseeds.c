@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writes the fuzzers' seed corpora under tests/fuzz/corpus/ (run by `make fuzz-seeds`; the
+ * output is committed): minimal PVH kernels for fuzz_elf, tables from the VMM's own ACPI
+ * builder for fuzz_acpi, command lines and argument vectors for the other two.
+ */
+#include <elf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acpi_tables.h"
+#include "pvh.h"
+#include "vmm/x86/acpi.h"
+
+static const char *dir = "tests/fuzz/corpus";
+
+static void put(const char *target, const char *name, const void *p, size_t len)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, target, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, len, f) != len || fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* A kernel like the linker makes one: a PT_NOTE, an R+X text and an RW data+bss segment. */
+static size_t make_elf(uint8_t *buf, uint32_t descsz, uint64_t note_align, int nr_segs)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(buf + sizeof(*eh));
+	size_t note_off = sizeof(*eh) + 3 * sizeof(*ph), off, pad;
+	Elf64_Nhdr nh = { 4, descsz, PLUGVM_PVH_NOTE_PHYS32_ENTRY };
+	uint64_t entry = 0x100000;
+
+	memset(buf, 0, 0x400);
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_entry = entry;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = (uint16_t)nr_segs;
+
+	pad = (4 + note_align - 1) & ~(note_align - 1);
+	memcpy(buf + note_off, &nh, sizeof(nh));
+	memcpy(buf + note_off + sizeof(nh), "Xen", 4);
+	memcpy(buf + note_off + sizeof(nh) + pad, &entry, descsz);
+	off = note_off + sizeof(nh) + pad + ((descsz + note_align - 1) & ~(note_align - 1));
+	ph[0] = (Elf64_Phdr){ PT_NOTE, PF_R,	       note_off,       0,
+			      0,       off - note_off, off - note_off, note_align };
+	/* hlt; jmp . */
+	buf[0x200] = 0xf4;
+	buf[0x201] = 0xeb;
+	buf[0x202] = 0xfd;
+	ph[1] = (Elf64_Phdr){ PT_LOAD, PF_R | PF_X, 0x200, 0x100000, 0x100000, 0x10, 0x10, 0x1000 };
+	if (nr_segs > 2) {
+		memset(buf + 0x300, 0x5a, 0x20);
+		ph[2] = (Elf64_Phdr){ PT_LOAD,	PF_R | PF_W, 0x300,  0x101000,
+				      0x101000, 0x20,	     0x3000, 0x1000 };
+		return 0x320;
+	}
+	return 0x210;
+}
+
+static void acpi_seed(unsigned nr, unsigned max, int search)
+{
+	struct acpi_config cfg = { nr, max };
+	static uint8_t buf[1 + 0x20000];
+	char name[64];
+	size_t len;
+
+	memset(buf, 0, sizeof(buf));
+	buf[0] = (uint8_t)search;
+	if (!acpi_build(buf + 1, sizeof(buf) - 1, 0xe0000, &cfg))
+		exit(1);
+	/* The tables end with the last one the XSDT lists (the builder writes the MADT last). */
+	{
+		const struct plugvm_acpi_rsdp *r = (const void *)(buf + 1);
+		const struct plugvm_acpi_header *x =
+		    (const void *)(buf + 1 + r->xsdt_address - 0xe0000);
+		unsigned i, n = (x->length - sizeof(*x)) / 8;
+
+		len = 0;
+		for (i = 0; i < n; i++) {
+			uint64_t pa;
+			const struct plugvm_acpi_header *h;
+
+			memcpy(&pa, (const uint8_t *)(x + 1) + 8 * i, 8);
+			h = (const void *)(buf + 1 + pa - 0xe0000);
+			if (1 + pa - 0xe0000 + h->length > len)
+				len = 1 + pa - 0xe0000 + h->length;
+		}
+	}
+	snprintf(name, sizeof(name), "tables-%u-%u%s", nr, max, search ? "-search" : "");
+	put("fuzz_acpi", name, buf, len);
+}
+
+int main(void)
+{
+	static const char *const lines[] = {
+		"hz=1000 rt=1 selftest=cpuhp halt",
+		"console=ttyS0,115200 msg=\"a b c\" verbose=0 x=0x1f",
+		"selftest=all hz=0xffffffffffffffff halt=off",
+	};
+	static const char argv1[] = "--smp\0"
+				    "2,maxcpus=8\0"
+				    "-m\0"
+				    "128M\0"
+				    "--kernel\0"
+				    "build/guest.elf\0"
+				    "--append\0"
+				    "hz=100 halt";
+	static const char argv2[] = "-smp\0"
+				    "4,sockets=2,cores=2,threads=1\0"
+				    "--memory=1G\0"
+				    "-v\0"
+				    "-v\0"
+				    "-q";
+	static const char argv3[] = "--smp=cpus=1,maxcpus=1024,dies=2,sockets=2,cores=16,threads=16"
+				    "\0"
+				    "-m\0"
+				    "65536K\0"
+				    "--help";
+	uint8_t elf[0x400];
+	size_t i;
+
+	put("fuzz_elf", "pvh-note4-align4", elf, make_elf(elf, 4, 4, 3));
+	put("fuzz_elf", "pvh-note8-align8", elf, make_elf(elf, 8, 8, 3));
+	put("fuzz_elf", "pvh-note8-align4-text-only", elf, make_elf(elf, 8, 4, 2));
+
+	acpi_seed(1, 1, 0);
+	acpi_seed(4, 8, 0);
+	acpi_seed(255, 300, 0);
+	acpi_seed(2, 4, 1);
+
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "line%zu", i + 1);
+		put("fuzz_cmdline", name, lines[i], strlen(lines[i]));
+	}
+	put("fuzz_config", "argv1", argv1, sizeof(argv1) - 1);
+	put("fuzz_config", "argv2", argv2, sizeof(argv2) - 1);
+	put("fuzz_config", "argv3", argv3, sizeof(argv3) - 1);
+	return 0;
+}
