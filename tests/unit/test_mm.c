@@ -3,7 +3,8 @@
  * Unit tests for guest/kernel/mm.c over an aligned host buffer: the first-fit page
  * allocator (runs, exhaustion, zeroing, bad frees) and kmalloc (alignment, size classes,
  * large objects, statistics), each also driven by a seeded random sequence checked against
- * a reference model. Paths that panic run in a forked child (exit status 100 + 2).
+ * a reference model. Paths that panic (the real guest panic(), through the shim's
+ * arch_poweroff()) run in a forked child: exit status 100 + GUEST_EXIT_PANIC.
  */
 #include "tests/unit/unit.h"
 
@@ -19,22 +20,6 @@
 
 /* ---- what mm.c links against ----------------------------------------------------------- */
 
-/*
- * panic() as guest/kernel/panic.c does it, minus the other CPUs: report, then power off
- * with GUEST_EXIT_PANIC through the shim (exit status 102).
- */
-void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "PANIC: cpu 0: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	arch_poweroff(GUEST_EXIT_PANIC);
-}
-
 /* The scheduler hooks spinlocks call; no scheduler here. */
 void preempt_schedule(void);
 bool need_resched(void);
@@ -45,6 +30,16 @@ __attribute__((weak)) bool need_resched(void)
 {
 	return false;
 }
+
+/* panic() reports through printk: a console on stderr, which unit_run_child() captures. */
+static void stderr_write(struct console *con, const char *str, size_t n)
+{
+	(void)con;
+	if (write(2, str, n) < 0)
+		abort();
+}
+
+static struct console stderr_console = { .name = "stderr", .write = stderr_write };
 
 /* ---- arena and helpers ----------------------------------------------------------------- */
 
@@ -694,6 +689,7 @@ static int global_setup(void **state)
 
 	(void)state;
 	shim_set_cpu((struct cpu *)fake_cpu);
+	console_register(&stderr_console);
 	return 0;
 }
 
