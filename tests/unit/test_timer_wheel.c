@@ -804,7 +804,7 @@ static void test_collect_order_in_tick(void **state)
 static void test_expired_list(void **state)
 {
 	struct timer_wheel *w = new_wheel(0);
-	struct wheel_timer t[5], *x;
+	struct wheel_timer t[5];
 	struct wheel_list l;
 	struct wheel_stats st;
 	unsigned i;
@@ -840,10 +840,8 @@ static void test_expired_list(void **state)
 	/* Counted once as expired; the re-arm counts as a new add. */
 	wheel_read_stats(w, &st);
 	assert_true(st.lvl[0].expired == 5 && st.lvl[0].added == 6 && st.lvl[0].cancelled == 0);
-	x = NULL;
 	assert_int_equal(wheel_collect(w, w->clk + 10, &l), 1);
-	x = wheel_list_pop(&l);
-	assert_ptr_equal(x, &t[2]);
+	assert_ptr_equal(wheel_list_pop(&l), &t[2]);
 	free(w);
 }
 
