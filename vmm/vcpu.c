@@ -283,12 +283,19 @@ int vcpu_start(struct vcpu *v)
 	return 0;
 }
 
-void vcpu_stop_and_join(struct vcpu *v)
+void vcpu_kick_stop(struct vcpu *v)
 {
 	if (atomic_load(&v->state) != VCPU_RUNNING)
 		return;
 	atomic_store(&v->stop, true);
 	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+}
+
+void vcpu_stop_and_join(struct vcpu *v)
+{
+	if (atomic_load(&v->state) != VCPU_RUNNING)
+		return;
+	vcpu_kick_stop(v);
 	pthread_join(v->thread, NULL);
 	atomic_store(&v->state, VCPU_PARKED);
 }

@@ -42,6 +42,8 @@ int vcpu_create(struct vm *vm, int id, bool boot);
 /* Start the vCPU's thread. Returns 0 or -errno (logged). */
 int vcpu_start(struct vcpu *v);
 
+/* Ask the vCPU's thread to end and kick it out of KVM_RUN; does not wait. */
+void vcpu_kick_stop(struct vcpu *v);
 /* Ask the vCPU's thread to end, kick it out of KVM_RUN, and wait for it. */
 void vcpu_stop_and_join(struct vcpu *v);
 

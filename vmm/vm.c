@@ -241,6 +241,9 @@ int vm_run(struct vm *vm)
 	}
 	event_loop(vm, sig_fd);
 
+	/* Kick every vCPU first, then join: the exits overlap. */
+	for (i = 0; i < vm->cfg->max_cpus; i++)
+		vcpu_kick_stop(&vm->vcpus[i]);
 	for (i = 0; i < vm->cfg->max_cpus; i++)
 		vcpu_stop_and_join(&vm->vcpus[i]);
 	close(sig_fd);
