@@ -189,18 +189,32 @@ static void parse_fadt(const struct plugvm_acpi_header *h)
 		scan_s5(dsdt);
 }
 
-static void add_cpu(uint32_t apic_id, uint32_t uid, uint32_t flags)
+#define SEEN_IDS 4096
+static uint64_t seen_ids[SEEN_IDS / 64];	/* APIC IDs below SEEN_IDS already listed */
+
+static bool seen_before(uint32_t apic_id)
 {
 	unsigned i;
 
+	if (apic_id < SEEN_IDS) {
+		bool seen = seen_ids[apic_id / 64] & (1ull << (apic_id % 64));
+
+		seen_ids[apic_id / 64] |= 1ull << (apic_id % 64);
+		return seen;
+	}
+	for (i = 0; i < info.nr_cpus; i++) /* rare: only huge x2APIC IDs are scanned */
+		if (info.cpus[i].apic_id == apic_id)
+			return true;
+	return false;
+}
+
+static void add_cpu(uint32_t apic_id, uint32_t uid, uint32_t flags)
+{
 	/* Disabled entries are possible CPUs too: QEMU lists hot-pluggable slots that way. */
-	for (i = 0; i < info.nr_cpus; i++) {
-		if (info.cpus[i].apic_id == apic_id) {
-			info.nr_warnings++;
-			pr_warn("ACPI: MADT lists APIC ID %u twice; second entry ignored\n",
-				apic_id);
-			return;
-		}
+	if (seen_before(apic_id)) {
+		info.nr_warnings++;
+		pr_warn("ACPI: MADT lists APIC ID %u twice; second entry ignored\n", apic_id);
+		return;
 	}
 	if (info.nr_cpus == ACPI_MAX_CPUS) {
 		info.nr_warnings++;
@@ -274,6 +288,7 @@ int acpi_init(uint64_t rsdp_pa)
 	const struct plugvm_acpi_header *h;
 
 	memset(&info, 0, sizeof(info));
+	memset(seen_ids, 0, sizeof(seen_ids));
 	root = NULL;
 	if (!rsdp_pa)
 		rsdp_pa = find_rsdp();

@@ -20,6 +20,15 @@
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 #define barrier()	 __asm__ volatile("" : : : "memory")
 
+/* Set bits of a word, without libgcc's table loop or the POPCNT instruction (not on every CPU). */
+static inline unsigned popcount64(uint64_t v)
+{
+	v = v - ((v >> 1) & 0x5555555555555555ull);
+	v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+	v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((v * 0x0101010101010101ull) >> 56);
+}
+
 #define __noreturn     __attribute__((noreturn))
 #define __unused       __attribute__((unused))
 #define __printf(a, b) __attribute__((format(printf, a, b)))

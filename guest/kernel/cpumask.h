@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernel/compiler.h"
 #include "plugvm_abi.h"
 
 #define NR_CPUS	      PLUGVM_MAX_CPUS
@@ -36,7 +37,7 @@ static inline unsigned cpumask_weight(const struct cpumask *m)
 	unsigned i, n = 0;
 
 	for (i = 0; i < CPUMASK_WORDS; i++)
-		n += (unsigned)__builtin_popcountll(__atomic_load_n(&m->bits[i], __ATOMIC_RELAXED));
+		n += popcount64(__atomic_load_n(&m->bits[i], __ATOMIC_RELAXED));
 	return n;
 }
 

@@ -27,9 +27,19 @@ static bool page_used(size_t i)
 
 static void mark(size_t first, size_t n, bool used)
 {
-	size_t i;
+	size_t i = first, end = first + n;
 
-	for (i = first; i < first + n; i++) {
+	/* Bit by bit to a word boundary, then whole words: boot marks thousands of pages. */
+	while (i < end && i % 64) {
+		if (used)
+			bitmap[i / 64] |= 1ull << (i % 64);
+		else
+			bitmap[i / 64] &= ~(1ull << (i % 64));
+		i++;
+	}
+	for (; i + 64 <= end; i += 64)
+		bitmap[i / 64] = used ? ~0ull : 0;
+	for (; i < end; i++) {
 		if (used)
 			bitmap[i / 64] |= 1ull << (i % 64);
 		else

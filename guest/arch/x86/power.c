@@ -20,8 +20,13 @@ static void acpi_s5(void)
 	if (ai->pm1a_cnt_blk)
 		outw((uint16_t)ai->pm1a_cnt_blk,
 		     (uint16_t)(PLUGVM_PM1_CNT_SLP_TYP(typ) | PLUGVM_PM1_CNT_SLP_EN));
+	/* Hardware-reduced ACPI (QEMU microvm): the sleep control register, port or MMIO. */
 	if (ai->sleep_control.address && ai->sleep_control.space_id == 1)
 		outb((uint16_t)ai->sleep_control.address, (uint8_t)(((typ & 7) << 2) | 0x20));
+	if (ai->sleep_control.address && ai->sleep_control.space_id == 0 &&
+	    ai->sleep_control.address < (1ull << 32)) /* identity-mapped */
+		*(volatile uint8_t *)(uintptr_t)ai->sleep_control.address =
+			(uint8_t)(((typ & 7) << 2) | 0x20);
 }
 
 __attribute__((noreturn)) void arch_poweroff(int status)

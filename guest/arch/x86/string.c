@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * String functions. memcpy/memset use `rep movsb`/`rep stosb`: one instruction for the
- * whole copy, which matters where guest kernel code is emulated instruction by instruction.
+ * String functions. memcpy/memset use `rep movsq`/`rep stosq` for the bulk and the byte
+ * forms for the tail: where guest kernel code is emulated (kvm_pvm), every iteration of a
+ * string instruction is one emulated step, so eight bytes a step matters.
  */
+#include <stdint.h>
+
 #include "kernel/string.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {
 	void *d = dst;
+	size_t q = n / 8, r = n % 8;
 
-	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+	__asm__ volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(q) : : "memory");
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(r) : : "memory");
 	return dst;
 }
 
@@ -30,8 +35,11 @@ void *memmove(void *dst, const void *src, size_t n)
 void *memset(void *dst, int c, size_t n)
 {
 	void *d = dst;
+	size_t q = n / 8, r = n % 8;
+	uint64_t pattern = 0x0101010101010101ull * (uint8_t)c;
 
-	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	__asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(pattern) : "memory");
+	__asm__ volatile("rep stosb" : "+D"(d), "+c"(r) : "a"(pattern) : "memory");
 	return dst;
 }
 
