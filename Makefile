@@ -44,40 +44,56 @@ GUEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-protot
 	-ffreestanding -nostdinc -isystem $(GCC_INCLUDE) -fno-builtin-printf \
 	-fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mgeneral-regs-only -mcmodel=small \
 	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -fcf-protection=none -fno-common \
-	-Iguest -Iguest/arch/x86 -Icommon
+	-Iguest -Iguest/arch/x86 -Icommon $(GUEST_EXTRA_INC)
 GUEST_ASFLAGS := -Iguest/arch/x86 -D__ASSEMBLY__
 GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack -Wl,-T,guest/arch/x86/guest.ld
 
-GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S boot.c gdt.c \
-	idt.c traps.c lapic.c ioapic.c tsc.c smp.c power.c crash.c string.c)
+GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S switch.S boot.c \
+	gdt.c idt.c traps.c lapic.c lapic_timer.c ioapic.c tsc.c smp.c power.c crash.c string.c \
+	context.c)
 GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c cmdline.c mm.c panic.c cpu.c \
-	smp.c sched.c)
+	smp.c sched.c rq.c wait.c local_lock.c lockdep.c timer.c hrtimer.c timer_wheel.c \
+	timerqueue.c)
 GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c)
-GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c)
+GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_sched.c \
+	selftest_timer.c)
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
-GUEST_OBJS := $(patsubst %,build/guest-obj/%.o,$(GUEST_SRCS))
+# Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
+# build (build/rt/guest.elf, PREEMPT_RT-style local_lock), both with the lock validator;
+# DEBUG=0 builds of each without it (build/release/, build/release-rt/) for benchmarks.
+DEBUG ?= 1
+GUEST_DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DCONFIG_LOCKDEP=1)
+GUEST_PREFIX := $(if $(filter 1,$(DEBUG)),build,build/release)
 
-build/guest-obj/%.c.o: %.c
-	@mkdir -p $(@D)
-	@echo "  CC      $<"
-	$(Q)$(CC) $(GUEST_CFLAGS) -MMD -MP -c $< -o $@
+# $(1) = output dir, $(2) = extra CFLAGS
+define guest_variant
+$(1)/guest-obj/%.c.o: %.c
+	@mkdir -p $$(@D)
+	@echo "  CC      $$< ($(1))"
+	$$(Q)$$(CC) $$(GUEST_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
 
-build/guest-obj/%.S.o: %.S
-	@mkdir -p $(@D)
-	@echo "  AS      $<"
-	$(Q)$(CC) $(GUEST_CFLAGS) $(GUEST_ASFLAGS) -MMD -MP -c $< -o $@
+$(1)/guest-obj/%.S.o: %.S
+	@mkdir -p $$(@D)
+	@echo "  AS      $$< ($(1))"
+	$$(Q)$$(CC) $$(GUEST_CFLAGS) $(2) $$(GUEST_ASFLAGS) -MMD -MP -c $$< -o $$@
 
-build/guest.elf: $(GUEST_OBJS) guest/arch/x86/guest.ld
-	@echo "  LD      $@"
-	$(Q)$(CC) $(GUEST_CFLAGS) $(GUEST_LDFLAGS) -o $@ $(GUEST_OBJS) -lgcc
+$(1)/guest.elf: $$(patsubst %,$(1)/guest-obj/%.o,$$(GUEST_SRCS)) guest/arch/x86/guest.ld
+	@echo "  LD      $$@"
+	$$(Q)$$(CC) $$(GUEST_CFLAGS) $(2) $$(GUEST_LDFLAGS) -o $$@ \
+		$$(patsubst %,$(1)/guest-obj/%.o,$$(GUEST_SRCS)) -lgcc
 
--include $(GUEST_OBJS:.o=.d)
+-include $$(patsubst %,$(1)/guest-obj/%.d,$$(GUEST_SRCS))
+endef
 
-.PHONY: all vmm guest clean
-all: vmm guest
+$(eval $(call guest_variant,$(GUEST_PREFIX),$(GUEST_DEBUG_FLAGS)))
+$(eval $(call guest_variant,$(GUEST_PREFIX)/rt,$(GUEST_DEBUG_FLAGS) -DCONFIG_PREEMPT_RT=1))
+
+.PHONY: all vmm guest guest-rt clean
+all: vmm guest guest-rt
 vmm: $(B)/plugvm
-guest: build/guest.elf
+guest: $(GUEST_PREFIX)/guest.elf
+guest-rt: $(GUEST_PREFIX)/rt/guest.elf
 
 # ---- unit tests (cmocka, host) ---------------------------------------------------------
 # A fragment declares: UNIT_TESTS += test_foo; UNIT_test_foo_SRCS := the module sources.

@@ -9,6 +9,7 @@
 #include "kernel/cpu.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
+#include "kernel/sched.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
 
@@ -24,7 +25,7 @@ static void probe_percpu(void *arg)
 	struct percpu_probe *p = arg;
 	struct cpu *c = this_cpu();
 	uintptr_t sp = (uintptr_t)&p;
-	uintptr_t stack = (uintptr_t)c->arch.stack;
+	uintptr_t stack = (uintptr_t)current_thread()->stack;
 
 	p->ok = 0;
 	if (c != cpu_table[p->expect_cpu])
@@ -36,8 +37,8 @@ static void probe_percpu(void *arg)
 		snprintf(p->why, sizeof(p->why), "GS base %#lx is not struct cpu %p",
 			 (unsigned long)arch_percpu_base(), (void *)c);
 	else if (sp < stack || sp >= stack + ARCH_CPU_STACK_SIZE)
-		snprintf(p->why, sizeof(p->why), "stack pointer %#lx outside the cpu's stack",
-			 (unsigned long)sp);
+		snprintf(p->why, sizeof(p->why), "stack pointer %#lx outside thread %s's stack",
+			 (unsigned long)sp, current_thread()->name);
 	else
 		p->ok = 1;
 }

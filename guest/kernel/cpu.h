@@ -12,14 +12,28 @@
 
 #include "arch.h"
 #include "kernel/cpumask.h"
+#include "kernel/hrtimer.h"
+#include "kernel/lockdep.h"
+#include "kernel/preempt.h"
+#include "kernel/sched_rq.h"
+#include "kernel/timer.h"
 
 struct cpu {
-	struct cpu *self; /* must stay first: this_cpu() reads it */
+	struct cpu *self;	/* must stay first: this_cpu() reads it */
+	int preempt_count;	/* see preempt.h; only this CPU writes it */
+	int need_resched;	/* set by wake-ups, cleared by schedule() */
 	unsigned id;
 	uint32_t apic_id;
-	int preempt_count; /* > 0: no preemption on this CPU */
+	struct rq rq;		/* the run queue; its local_lock guards it */
+	struct hrtimer_base hrt;	/* high-resolution timers */
+	struct timer_base tmr;		/* timer wheels and the tick */
+	struct lockdep_task irq_lockdep; /* held locks of interrupt context on this CPU */
 	struct arch_cpu arch;
 };
+
+_Static_assert(__builtin_offsetof(struct cpu, self) == 0, "this_cpu() reads %gs:0");
+_Static_assert(__builtin_offsetof(struct cpu, preempt_count) == CPU_OFF_PREEMPT_COUNT, "");
+_Static_assert(__builtin_offsetof(struct cpu, need_resched) == CPU_OFF_NEED_RESCHED, "");
 
 /* Possible CPUs and their APIC IDs (from the MADT). Written at boot only. */
 extern unsigned nr_cpu_ids; /* number of possible CPUs */

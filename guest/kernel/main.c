@@ -11,8 +11,10 @@
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/string.h"
+#include "kernel/timer.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
+#include "kernel/sched.h"
 #include "kernel/smp.h"
 
 /* `crash=KIND`: fault on purpose, so tests can check the panic and crash paths. */
@@ -30,24 +32,42 @@ static void crash_from_cmdline(void)
 	pr_warn("unknown crash kind '%.*s' (ud gp pf de bp df triple panic)\n", (int)len, kind);
 }
 
-__noreturn void kernel_main(void)
+/* The first thread: what the command line asks for once every CPU is up. */
+static int init_main(void *arg)
 {
 	int st;
 
+	(void)arg;
+	crash_from_cmdline();
+	st = selftest_run_cmdline();
+	if (st >= 0)
+		arch_poweroff(st == 0 ? 0 : GUEST_EXIT_SELFTEST_FAILED);
+	if (cmdline_flag("halt"))
+		arch_poweroff(0);
+	return 0;
+}
+
+__noreturn void kernel_main(void)
+{
 	printk("plugvm-guest: %u possible CPUs, %u present, TSC %u kHz (%s)\n", nr_cpu_ids,
 	       cpumask_weight(&cpu_present_mask), arch_tsc_khz(), arch_tsc_source());
+	sched_init_boot_cpu();
+	time_init();
+	timers_prepare_cpu(0);
+	tick_start_cpu();
+	printk("plugvm-guest: clock event %s at %u kHz, TSC %u kHz, HZ %u\n", arch_timer_mode(),
+	       arch_timer_khz(), arch_tsc_khz(), HZ);
+	if (timers_online_cpu(0))
+		panic("cannot start the timer thread of cpu 0");
 	smp_init();
 	printk("cpu 0: online (apic %u, boot CPU)\n", cpu_apic_ids[0]);
 	arch_start_secondary_cpus();
 	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
 	       cpumask_weight(&cpu_present_mask));
 
-	crash_from_cmdline();
 	arch_irq_enable();
-	st = selftest_run_cmdline();
-	if (st >= 0)
-		arch_poweroff(st == 0 ? 0 : GUEST_EXIT_SELFTEST_FAILED);
-	if (cmdline_flag("halt"))
-		arch_poweroff(0);
-	arch_idle_loop();
+	/* On the boot CPU, which never goes offline: panics report it as cpu 0. */
+	if (!thread_run("init", init_main, NULL, 10, 0))
+		panic("cannot create the init thread");
+	sched_idle();
 }

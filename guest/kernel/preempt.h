@@ -1,34 +1,70 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The per-CPU preemption count: nestable; while > 0 the scheduler does not switch away
- * from the running thread. Dropping it to zero reschedules if a switch became due.
+ * The per-CPU preemption count, as in Linux: bits 0-7 count preempt_disable() nesting,
+ * bits 8-15 the softirq-like timer context, bits 16-19 hard interrupts. While the count is
+ * non-zero the scheduler does not switch away from the running thread; dropping it to zero
+ * reschedules if a switch became due. Every update is one instruction on the running CPU's
+ * own count, so a thread cannot migrate between reading and writing it.
+ *
+ * struct cpu (kernel/cpu.h) starts with: self pointer, preempt_count, need_resched; the
+ * offsets below are asserted there.
  */
 #ifndef PLUGVM_KERNEL_PREEMPT_H
 #define PLUGVM_KERNEL_PREEMPT_H
 
+#include <stdbool.h>
+
+#include "arch.h"
 #include "kernel/compiler.h"
-#include "kernel/cpu.h"
 
-/* Switch threads if one is due and nothing forbids it; defined by the scheduler. */
+#define CPU_OFF_PREEMPT_COUNT 8
+#define CPU_OFF_NEED_RESCHED 12
+
+#define PREEMPT_MASK 0x000000ff
+#define SOFTIRQ_OFFSET 0x00000100
+#define SOFTIRQ_MASK 0x0000ff00
+#define HARDIRQ_OFFSET 0x00010000
+#define HARDIRQ_MASK 0x000f0000
+
+/* Switch threads now if one is due; called when the count drops to zero. In sched.c. */
 void preempt_schedule(void);
-bool need_resched(void);
 
-/* One instruction on the running CPU's count: safe against migration mid-update. */
 static inline int preempt_count(void)
 {
-	return arch_percpu_read_int(offsetof(struct cpu, preempt_count));
+	return arch_percpu_read_int(CPU_OFF_PREEMPT_COUNT);
+}
+
+static inline bool in_hardirq(void)
+{
+	return preempt_count() & HARDIRQ_MASK;
+}
+
+/* In a hard interrupt or the timer softirq context: no sleeping. */
+static inline bool in_interrupt(void)
+{
+	return preempt_count() & (HARDIRQ_MASK | SOFTIRQ_MASK);
+}
+
+static inline bool need_resched(void)
+{
+	return arch_percpu_read_int(CPU_OFF_NEED_RESCHED) != 0;
+}
+
+static inline void preempt_count_add(int v)
+{
+	arch_percpu_add_int(CPU_OFF_PREEMPT_COUNT, v);
+	barrier();
 }
 
 static inline void preempt_disable(void)
 {
-	arch_percpu_add_int(offsetof(struct cpu, preempt_count), 1);
-	barrier();
+	preempt_count_add(1);
 }
 
 static inline void preempt_enable_no_resched(void)
 {
 	barrier();
-	arch_percpu_add_int(offsetof(struct cpu, preempt_count), -1);
+	arch_percpu_add_int(CPU_OFF_PREEMPT_COUNT, -1);
 }
 
 static inline void preempt_check_resched(void)

@@ -21,7 +21,9 @@ struct call_slot {
 	struct call_request *req; /* published by the caller, cleared by the target */
 };
 
-static struct call_slot slots[NR_CPUS];
+static struct call_slot slots[NR_CPUS] = {
+	[0 ... NR_CPUS - 1] = { .lock = SPINLOCK_INIT("call_slot") },
+};
 
 static void call_func_ipi(unsigned vector, void *arg)
 {
@@ -39,10 +41,6 @@ static void call_func_ipi(unsigned vector, void *arg)
 
 void smp_init(void)
 {
-	unsigned i;
-
-	for (i = 0; i < NR_CPUS; i++)
-		spin_lock_init(&slots[i].lock, "call_slot");
 	arch_set_irq_handler(VEC_CALL_FUNC, call_func_ipi, NULL);
 }
 

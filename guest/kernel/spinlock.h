@@ -10,29 +10,30 @@
 #include <stdint.h>
 
 #include "arch.h"
+#include "kernel/lockdep.h"
 #include "kernel/preempt.h"
 
 struct spinlock {
-	uint16_t next; /* ticket dispenser */
-	uint16_t owner; /* ticket now served */
-	int holder_cpu; /* debugging aid: -1 when free */
+	uint16_t next;	/* ticket dispenser */
+	uint16_t owner;	/* ticket now served */
 	const char *name;
+	struct lockdep_map dep_map;
 };
 
-#define SPINLOCK_INIT(n)                                             \
-	{                                                            \
-		.next = 0, .owner = 0, .holder_cpu = -1, .name = (n) \
+#define SPINLOCK_INIT(n)                                                                           \
+	{                                                                                          \
+		.next = 0, .owner = 0, .name = (n), .dep_map = LOCKDEP_MAP_INIT(n)                 \
 	}
 
 static inline void spin_lock_init(struct spinlock *l, const char *name)
 {
 	l->next = 0;
 	l->owner = 0;
-	l->holder_cpu = -1;
 	l->name = name;
+	lockdep_init_map(&l->dep_map, name);
 }
 
-/* Acquire without touching preemption: callers that already disabled it. */
+/* The raw ticket operations: no preemption or lock-validator bookkeeping. */
 static inline void __spin_lock(struct spinlock *l)
 {
 	uint16_t ticket = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
@@ -65,10 +66,23 @@ static inline void spin_lock(struct spinlock *l)
 {
 	preempt_disable();
 	__spin_lock(l);
+	lockdep_acquire(&l->dep_map, 0, LOCKDEP_THIS_IP);
+}
+
+static inline bool spin_trylock(struct spinlock *l)
+{
+	preempt_disable();
+	if (!__spin_trylock(l)) {
+		preempt_enable();
+		return false;
+	}
+	lockdep_acquire(&l->dep_map, LOCKDEP_TRYLOCK, LOCKDEP_THIS_IP);
+	return true;
 }
 
 static inline void spin_unlock(struct spinlock *l)
 {
+	lockdep_release(&l->dep_map, LOCKDEP_THIS_IP);
 	__spin_unlock(l);
 	preempt_enable();
 }
@@ -79,11 +93,13 @@ static inline unsigned long spin_lock_irqsave(struct spinlock *l)
 
 	preempt_disable();
 	__spin_lock(l);
+	lockdep_acquire(&l->dep_map, 0, LOCKDEP_THIS_IP);
 	return flags;
 }
 
 static inline void spin_unlock_irqrestore(struct spinlock *l, unsigned long flags)
 {
+	lockdep_release(&l->dep_map, LOCKDEP_THIS_IP);
 	__spin_unlock(l);
 	preempt_enable_no_resched();
 	arch_irq_restore(flags);

@@ -15,6 +15,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLUGVM = os.environ.get("PLUGVM_BIN", os.path.join(ROOT, "build", "plugvm"))
 GUEST = os.environ.get("PLUGVM_GUEST", os.path.join(ROOT, "build", "guest.elf"))
+GUEST_RT = os.environ.get("PLUGVM_GUEST_RT", os.path.join(ROOT, "build", "rt", "guest.elf"))
+GUESTS = {"mainline": GUEST, "rt": GUEST_RT}
 RUN_QEMU = os.path.join(ROOT, "scripts", "run-qemu.sh")
 
 # Guest kernel code is emulated on kvm_pvm hosts (~3000x slower than hardware): be generous.
@@ -144,4 +146,5 @@ def exit_status_for_signal(sig):
 
 
 __all__ = ["Vm", "VmFailure", "plugvm", "run_plugvm", "qemu", "selftests", "PLUGVM", "GUEST",
+           "GUEST_RT", "GUESTS",
            "ROOT", "BOOT_TIMEOUT", "QEMU_TIMEOUT", "exit_status_for_signal", "signal"]

@@ -39,6 +39,19 @@ struct arch_cpu {
 	void *ist_stack; /* double-fault / NMI stack */
 };
 
+/* A switched-out thread's registers: callee-saved ones live on its stack below rsp. */
+struct arch_context {
+	uint64_t rsp;
+};
+
+/*
+ * Save the running context in `prev` and continue `next` (which returns from its own
+ * arch_context_switch, or starts at its entry). Interrupts off.
+ */
+void arch_context_switch(struct arch_context *prev, struct arch_context *next);
+/* Prepare `ctx` so that switching to it calls entry(arg) on the stack ending at stack_top. */
+void arch_context_init(struct arch_context *ctx, void *stack_top, void (*entry)(void *), void *arg);
+
 /* ---- interrupts ---------------------------------------------------------------------- */
 
 static inline unsigned long arch_irq_save(void)
@@ -102,6 +115,20 @@ uint64_t arch_now_ns(void);
 uint64_t arch_tsc_to_ns(uint64_t tsc);
 /* Busy-wait at least `us` microseconds. */
 void arch_udelay(uint64_t us);
+/* Nanoseconds since boot -> TSC value. */
+uint64_t arch_ns_to_tsc(uint64_t ns);
+
+/*
+ * The per-CPU clock event (LAPIC timer, vector VEC_LAPIC_TIMER). init: once per CPU, at
+ * bring-up, interrupts off. set_deadline: interrupt at (or soon after) TSC value `tsc`,
+ * replacing any earlier setting; a past deadline fires at once. stop: no interrupt.
+ */
+void arch_timer_init_cpu(void);
+void arch_timer_set_deadline(uint64_t tsc);
+void arch_timer_stop(void);
+/* "tsc-deadline" or "oneshot", and the timer's rate in kHz. */
+const char *arch_timer_mode(void);
+uint32_t arch_timer_khz(void);
 
 /* ---- CPUs ---------------------------------------------------------------------------- */
 
@@ -178,7 +205,5 @@ void arch_crash(const char *kind, size_t len);
 /* Start every present secondary CPU and wait for them (boot CPU, once). */
 void arch_start_secondary_cpus(void);
 
-/* The idle loop: halt with interrupts on until one arrives, forever. */
-__attribute__((noreturn)) void arch_idle_loop(void);
 
 #endif

@@ -8,7 +8,10 @@
 #include "asm.h"
 #include "kernel/compiler.h"
 #include "kernel/cpu.h"
+#include "kernel/preempt.h"
 #include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/timer.h"
 #include "lapic.h"
 #include "traps.h"
 #include "x86.h"
@@ -86,10 +89,16 @@ void trap_dispatch(struct trap_frame *f)
 	if (f->vector == VEC_SPURIOUS)
 		return; /* spurious LAPIC interrupts take no EOI */
 	h = &handlers[f->vector];
+	preempt_count_add(HARDIRQ_OFFSET);
 	if (h->fn)
 		h->fn((unsigned)f->vector, h->arg);
 	else
 		pr_warn("cpu %u: interrupt on vector %lu with no handler\n", smp_processor_id(),
 			(unsigned long)f->vector);
 	lapic_eoi();
+	preempt_count_add(-HARDIRQ_OFFSET);
+	/* Expired wheel timers run here, with interrupts on (default build). */
+	timer_softirq_irq_exit();
+	/* Returning to a thread: switch first if the interrupt made that due. */
+	sched_irq_exit();
 }

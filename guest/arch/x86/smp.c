@@ -12,6 +12,8 @@
 #include "kernel/mm.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/timer.h"
 #include "kernel/string.h"
 #include "lapic.h"
 #include "setup.h"
@@ -48,6 +50,15 @@ static struct cpu *cpu_alloc(unsigned id)
 	c->self = c;
 	c->id = id;
 	c->apic_id = cpu_apic_ids[id];
+	cpu_table[id] = c;
+	timers_prepare_cpu(id);
+	if (sched_prepare_cpu(id, c->arch.stack)) {
+		cpu_table[id] = NULL;
+		page_free(c->arch.stack, CPU_STACK_SIZE / PAGE_SIZE);
+		page_free(c->arch.ist_stack, IST_STACK_SIZE / PAGE_SIZE);
+		page_free(c, DIV_ROUND_UP(sizeof(struct cpu), PAGE_SIZE));
+		return NULL;
+	}
 	return c;
 }
 
@@ -86,7 +97,6 @@ void arch_start_secondary_cpus(void)
 			pr_warn("cpu %u: out of memory\n", cpu);
 			continue;
 		}
-		cpu_table[cpu] = c;
 		ap_boot_table[c->apic_id].cpu = c;
 		WRITE_ONCE(ap_boot_table[c->apic_id].stack_top,
 			   (uint64_t)(uintptr_t)c->arch.stack + CPU_STACK_SIZE);
@@ -108,15 +118,14 @@ void ap_entry(struct cpu *c)
 	gdt_init_cpu(c);
 	idt_load();
 	lapic_init_cpu();
+	sched_start_cpu();
+	tick_start_cpu();
 	cpumask_set(&cpu_online_mask, c->id);
+	sched_activate_cpu(c->id);
+	if (timers_online_cpu(c->id))
+		panic("cpu %u: cannot start its timer thread", c->id);
 	printk("cpu %u: online (apic %u)\n", c->id, c->apic_id);
-	arch_idle_loop();
-}
-
-__attribute__((noreturn)) void arch_idle_loop(void)
-{
-	for (;;)
-		arch_safe_halt();
+	sched_idle();
 }
 
 __attribute__((noreturn)) void arch_halt_forever(void)

@@ -37,6 +37,11 @@ uint64_t arch_tsc_to_ns(uint64_t tsc)
 	return (uint64_t)(((unsigned __int128)tsc * ns_mult) >> 32);
 }
 
+uint64_t arch_ns_to_tsc(uint64_t ns)
+{
+	return boot_tsc + (uint64_t)((unsigned __int128)ns * tsc_khz / 1000000u);
+}
+
 uint64_t arch_now_ns(void)
 {
 	return arch_tsc_to_ns(arch_tsc() - boot_tsc);
@@ -125,10 +130,13 @@ static uint32_t from_pm_timer(void)
 	uint16_t port = ai->pm_tmr_blk ? (uint16_t)ai->pm_tmr_blk : 0;
 	const uint32_t window = PLUGVM_PM_TMR_HZ / 50; /* 20 ms */
 	uint32_t start, now, elapsed;
+	unsigned long flags;
 	uint64_t t0, t1;
 
 	if (!port)
 		return 0;
+	/* Interrupts would stretch the window between the two clocks' reads. */
+	flags = arch_irq_save();
 	start = inl(port) & 0xffffff;
 	/* Align to a tick edge so the window starts and ends on transitions. */
 	while (((now = inl(port) & 0xffffff)) == start)
@@ -140,6 +148,7 @@ static uint32_t from_pm_timer(void)
 		elapsed = (now - start) & 0xffffff;
 	} while (elapsed < window);
 	t1 = arch_tsc();
+	arch_irq_restore(flags);
 	return (uint32_t)((t1 - t0) * PLUGVM_PM_TMR_HZ / elapsed / 1000);
 }
 

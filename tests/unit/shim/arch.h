@@ -29,6 +29,13 @@ struct arch_cpu {
 
 struct cpu;
 
+struct arch_context {
+	uint64_t rsp;
+};
+
+void arch_context_switch(struct arch_context *prev, struct arch_context *next);
+void arch_context_init(struct arch_context *ctx, void *stack_top, void (*entry)(void *), void *arg);
+
 /* ---- test controls ---- */
 void shim_set_cpu(struct cpu *c);
 /* Freeze time at `ns` (arch_now_ns/arch_tsc follow it); 0 returns to the host clock. */
@@ -90,6 +97,14 @@ const char *arch_tsc_source(void);
 uint64_t arch_now_ns(void);
 uint64_t arch_tsc_to_ns(uint64_t tsc);
 void arch_udelay(uint64_t us);
+uint64_t arch_ns_to_tsc(uint64_t ns);
+void arch_timer_init_cpu(void);
+void arch_timer_set_deadline(uint64_t tsc);
+void arch_timer_stop(void);
+const char *arch_timer_mode(void);
+uint32_t arch_timer_khz(void);
+/* The last deadline the code under test programmed (0 = stopped). */
+extern __thread uint64_t shim_timer_deadline;
 
 /* ---- CPUs ---- */
 extern __thread struct cpu *shim_this_cpu;
@@ -126,6 +141,5 @@ void arch_stop_other_cpus(void);
 __attribute__((noreturn)) void arch_halt_forever(void);
 void arch_crash(const char *kind, size_t len);
 void arch_start_secondary_cpus(void);
-__attribute__((noreturn)) void arch_idle_loop(void);
 
 #endif

@@ -51,6 +51,38 @@ uint64_t arch_tsc_to_ns(uint64_t tsc)
 	return tsc;
 }
 
+__thread uint64_t shim_timer_deadline;
+
+uint64_t arch_ns_to_tsc(uint64_t ns)
+{
+	return ns;
+}
+
+void arch_timer_init_cpu(void)
+{
+	shim_timer_deadline = 0;
+}
+
+void arch_timer_set_deadline(uint64_t tsc)
+{
+	shim_timer_deadline = tsc ? tsc : 1;
+}
+
+void arch_timer_stop(void)
+{
+	shim_timer_deadline = 0;
+}
+
+const char *arch_timer_mode(void)
+{
+	return "shim";
+}
+
+uint32_t arch_timer_khz(void)
+{
+	return 1000000;
+}
+
 void arch_udelay(uint64_t us)
 {
 	struct timespec ts = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
@@ -129,7 +161,17 @@ void arch_start_secondary_cpus(void)
 {
 }
 
-void arch_idle_loop(void)
+void arch_context_switch(struct arch_context *prev, struct arch_context *next)
 {
+	(void)prev;
+	(void)next;
+	fprintf(stderr, "shim: arch_context_switch is not available in host tests\n");
 	abort();
+}
+
+void arch_context_init(struct arch_context *ctx, void *stack_top, void (*entry)(void *), void *arg)
+{
+	(void)entry;
+	(void)arg;
+	ctx->rsp = (uint64_t)(uintptr_t)stack_top;
 }

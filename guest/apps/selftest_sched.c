@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Scheduler and local_lock self-tests (names start with "sched" or "lock"): many threads
+ * over all CPUs, wake-up preemption from an interrupt and across CPUs (latency in TSC
+ * cycles), sleeping while atomic, migration off a CPU with pinned threads parked, local_lock
+ * semantics of the build (mainline or RT), and the lock validator catching an inversion.
+ */
+#include "apps/selftest.h"
+#include "arch.h"
+#include "kernel/cpu.h"
+#include "kernel/local_lock.h"
+#include "kernel/lockdep.h"
+#include "kernel/mm.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/spinlock.h"
+#include "kernel/string.h"
+#include "kernel/wait.h"
+
+#define VEC_SELFTEST 0xe0
+
+#ifdef CONFIG_LOCKDEP
+#define LOCKDEP_ENABLED 1
+#else
+#define LOCKDEP_ENABLED 0
+#endif
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+struct lat {
+	uint64_t min, max, sum;
+	unsigned n;
+};
+
+static void lat_add(struct lat *l, uint64_t v)
+{
+	if (!l->n || v < l->min)
+		l->min = v;
+	if (v > l->max)
+		l->max = v;
+	l->sum += v;
+	l->n++;
+}
+
+static void lat_report(const char *what, const struct lat *l)
+{
+	uint64_t avg = l->n ? l->sum / l->n : 0;
+
+	selftest_report("%s_cycles min=%lu avg=%lu max=%lu n=%u (avg %lu ns)", what,
+			(unsigned long)l->min, (unsigned long)avg, (unsigned long)l->max, l->n,
+			(unsigned long)arch_tsc_to_ns(avg));
+}
+
+/* The highest-numbered online CPU other than `not` (or `not` itself when alone). */
+static unsigned other_cpu(unsigned not)
+{
+	unsigned cpu, pick = not;
+
+	for_each_cpu(cpu, &cpu_online_mask)
+		if (cpu != not)
+			pick = cpu;
+	return pick;
+}
+
+/* Busy-wait until *flag becomes non-zero or `ns` pass; returns whether it did. */
+static bool spin_until(volatile int *flag, uint64_t ns)
+{
+	uint64_t end = arch_now_ns() + ns;
+
+	while (!*flag) {
+		if (arch_now_ns() > end)
+			return false;
+		arch_cpu_relax();
+	}
+	return true;
+}
+
+/* A self-IPI whose handler calls test_irq_fn(test_irq_arg). */
+static void (*test_irq_fn)(void *);
+static void *test_irq_arg;
+
+static void test_irq(unsigned vector, void *arg)
+{
+	(void)vector;
+	(void)arg;
+	if (test_irq_fn)
+		test_irq_fn(test_irq_arg);
+}
+
+static void raise_test_irq(void)
+{
+	arch_send_ipi(this_cpu()->apic_id, VEC_SELFTEST);
+}
+
+/* ---- sched_threads ------------------------------------------------------------------------- */
+
+struct worker {
+	struct thread *t;
+	unsigned id;
+	uint64_t result;
+	uint64_t cpus_seen;	/* bit per CPU (first 64) */
+	struct completion *prev_done, *done;
+};
+
+static int worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t sum = 0;
+	unsigned i, round;
+
+	/* A chain: every worker but the first waits for its predecessor's first round. */
+	for (round = 0; round < 4; round++) {
+		for (i = 0; i < 200; i++)
+			sum += (uint64_t)w->id * 1000 + round * 200 + i;
+		w->cpus_seen |= 1ull << (smp_processor_id() % 64);
+		if (round == 0) {
+			if (w->done)
+				complete_all(w->done);
+			if (w->prev_done)
+				wait_for_completion(w->prev_done);
+		}
+		thread_yield();
+	}
+	w->result = sum;
+	return (int)(w->id + 1);
+}
+
+static uint64_t worker_expect(unsigned id)
+{
+	uint64_t sum = 0;
+	unsigned i, round;
+
+	for (round = 0; round < 4; round++)
+		for (i = 0; i < 200; i++)
+			sum += (uint64_t)id * 1000 + round * 200 + i;
+	return sum;
+}
+
+static int test_sched_threads(void)
+{
+	unsigned ncpu = cpumask_weight(&cpu_online_mask), n = 4 * ncpu, i, cpu;
+	struct worker *w = kzalloc(n * sizeof(*w));
+	struct completion *c = kzalloc(n * sizeof(*c));
+	uint64_t seen = 0;
+	int ret = 0;
+
+	if (n > 128)
+		n = 128;
+	if (!w || !c) {
+		kfree(w);
+		kfree(c);
+		return selftest_fail("out of memory");
+	}
+	cpu = cpumask_next(&cpu_online_mask, 0);
+	for (i = 0; i < n; i++) {
+		char name[16];
+		int pin = THREAD_ANY_CPU;
+
+		completion_init(&c[i]);
+		w[i].id = i;
+		w[i].done = &c[i];
+		w[i].prev_done = i ? &c[i - 1] : NULL;
+		if (i % 2) { /* every other worker pinned, round-robin over the CPUs */
+			pin = (int)cpu;
+			cpu = cpumask_next(&cpu_online_mask, cpu + 1);
+			if (cpu >= NR_CPUS)
+				cpu = cpumask_next(&cpu_online_mask, 0);
+		}
+		snprintf(name, sizeof(name), "worker%u", i);
+		w[i].t = thread_run(name, worker_main, &w[i], 1 + (int)(i % 40), pin);
+		if (!w[i].t) {
+			ret = selftest_fail("thread_run %u failed", i);
+			n = i;
+			break;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		int code = thread_join(w[i].t);
+
+		if (code != (int)i + 1 && !ret)
+			ret = selftest_fail("worker %u exited with %d", i, code);
+		if (w[i].result != worker_expect(i) && !ret)
+			ret = selftest_fail("worker %u computed %lu, expected %lu", i,
+					    (unsigned long)w[i].result,
+					    (unsigned long)worker_expect(i));
+		seen |= w[i].cpus_seen;
+	}
+	if (!ret && ncpu > 1 && popcount64(seen) < 2)
+		ret = selftest_fail("%u threads all ran on one CPU", n);
+	if (!ret)
+		selftest_report("threads=%u cpus=%u cpus_used=%d", n, ncpu,
+				popcount64(seen));
+	kfree(w);
+	kfree(c);
+	return ret;
+}
+SELFTEST("sched_threads", test_sched_threads);
+
+/* ---- sched_wake_irq / sched_wake_ipi: wake-up preemption latency ---------------------------- */
+
+struct wake_test {
+	struct thread *high;
+	volatile int ran;	/* set by the high thread when it runs */
+	volatile int stop;
+	uint64_t t_wake;	/* TSC when the wake-up was issued */
+	uint64_t t_run;		/* TSC when the high thread ran */
+	unsigned on_cpu;
+	int from_irq;		/* the low thread raises the interrupt itself */
+	unsigned rounds;
+	struct lat lat;
+	struct completion go;
+};
+
+static int high_main(void *arg)
+{
+	struct wake_test *wt = arg;
+
+	for (;;) {
+		thread_prepare_sleep();
+		if (wt->stop)
+			break;
+		thread_sleep();
+		if (wt->stop)
+			break;
+		wt->t_run = arch_tsc();
+		wt->on_cpu = smp_processor_id();
+		__atomic_store_n(&wt->ran, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void wake_from_irq(void *arg)
+{
+	struct wake_test *wt = arg;
+
+	wt->t_wake = arch_tsc();
+	thread_wake(wt->high);
+}
+
+/* The low-priority thread on the measured CPU: busy, and (from_irq) the interrupt source. */
+static int low_main(void *arg)
+{
+	struct wake_test *wt = arg;
+	unsigned i;
+
+	complete(&wt->go);
+	for (i = 0; i < wt->rounds && !wt->stop; i++) {
+		if (!wt->from_irq) {
+			while (!wt->ran && !wt->stop)
+				arch_cpu_relax(); /* busy: the waker is elsewhere */
+			continue;
+		}
+		wt->ran = 0;
+		raise_test_irq();
+		if (!spin_until(&wt->ran, 2000000000ull))
+			break;
+		if (wt->t_run >= wt->t_wake)
+			lat_add(&wt->lat, wt->t_run - wt->t_wake);
+	}
+	return 0;
+}
+
+static int wake_latency(int from_irq)
+{
+	unsigned self = smp_processor_id();
+	unsigned target = from_irq ? other_cpu(self) : other_cpu(self);
+	struct wake_test *wt = kzalloc(sizeof(*wt));
+	struct thread *low;
+	int ret = 0;
+	unsigned i;
+
+	if (!wt)
+		return selftest_fail("out of memory");
+	if (!from_irq && target == self) {
+		kfree(wt);
+		selftest_report("skipped=needs 2 CPUs");
+		return 0;
+	}
+	wt->from_irq = from_irq;
+	wt->rounds = 40;
+	completion_init(&wt->go);
+	test_irq_fn = wake_from_irq;
+	test_irq_arg = wt;
+	arch_set_irq_handler(VEC_SELFTEST, test_irq, NULL);
+	wt->high = thread_run("wake-high", high_main, wt, 90, (int)target);
+	low = thread_run("wake-low", low_main, wt, 5, (int)target);
+	if (!wt->high || !low)
+		return selftest_fail("thread_run failed");
+	wait_for_completion(&wt->go);
+	if (!from_irq) {
+		/* Cross-CPU: this thread wakes the high one on `target` while low spins there. */
+		for (i = 0; i < wt->rounds; i++) {
+			while (wt->high->state != THREAD_BLOCKED)
+				thread_yield();
+			wt->ran = 0;
+			wt->t_wake = arch_tsc();
+			thread_wake(wt->high);
+			if (!spin_until(&wt->ran, 2000000000ull)) {
+				ret = selftest_fail("high thread did not run within 2 s (round %u)", i);
+				break;
+			}
+			if (wt->on_cpu != target && !ret)
+				ret = selftest_fail("high thread ran on cpu %u, pinned to %u",
+						    wt->on_cpu, target);
+			lat_add(&wt->lat, wt->t_run - wt->t_wake);
+		}
+	}
+	if (from_irq) {
+		thread_join(low); /* it drives the rounds */
+		wt->stop = 1;
+	} else {
+		wt->stop = 1;
+		thread_join(low);
+	}
+	thread_wake(wt->high);
+	thread_join(wt->high);
+	test_irq_fn = NULL;
+	if (!ret && wt->lat.n < wt->rounds)
+		ret = selftest_fail("only %u of %u wake-ups measured", wt->lat.n, wt->rounds);
+	if (!ret) {
+		selftest_report("cpu=%u", target);
+		lat_report(from_irq ? "irq_to_thread" : "ipi_wake_to_thread", &wt->lat);
+	}
+	kfree(wt);
+	return ret;
+}
+
+static int test_sched_wake_irq(void)
+{
+	return wake_latency(1);
+}
+SELFTEST("sched_wake_irq", test_sched_wake_irq);
+
+static int test_sched_wake_ipi(void)
+{
+	return wake_latency(0);
+}
+SELFTEST("sched_wake_ipi", test_sched_wake_ipi);
+
+/* ---- sched_atomic_sleep: sleeping with preemption disabled is reported ------------------------ */
+
+static struct completion atomic_go;
+
+static int atomic_sleeper(void *arg)
+{
+	(void)arg;
+	preempt_disable();
+	wait_for_completion(&atomic_go); /* the bug on purpose */
+	preempt_enable();
+	return preempt_count();
+}
+
+static int test_sched_atomic_sleep(void)
+{
+	uint64_t before = sched_atomic_sleep_bugs;
+	struct thread *t;
+	int code;
+
+	completion_init(&atomic_go);
+	t = thread_run("atomic-sleeper", atomic_sleeper, NULL, 20, THREAD_ANY_CPU);
+	if (!t)
+		return selftest_fail("thread_run failed");
+	while (t->state != THREAD_BLOCKED && t->state != THREAD_DEAD)
+		thread_yield();
+	complete(&atomic_go);
+	code = thread_join(t);
+	if (sched_atomic_sleep_bugs == before)
+		return selftest_fail("sleeping with preemption disabled was not reported");
+	if (code != 0)
+		return selftest_fail("preempt count %d after the sleeper re-enabled preemption",
+				     code);
+	selftest_report("reports=%lu", (unsigned long)(sched_atomic_sleep_bugs - before));
+	return 0;
+}
+SELFTEST("sched_atomic_sleep", test_sched_atomic_sleep);
+
+/* ---- sched_migrate: move threads off a CPU, park the pinned ones ------------------------------ */
+
+struct mig_test {
+	struct completion release;
+	volatile unsigned ran_on;
+	volatile int ran;
+};
+
+static int mig_main(void *arg)
+{
+	struct mig_test *m = arg;
+
+	wait_for_completion(&m->release);
+	m->ran_on = smp_processor_id();
+	m->ran = 1;
+	return 7;
+}
+
+struct mig_ctl {
+	unsigned cpu;
+	struct thread *movable, *pinned;
+	struct mig_test *mm, *mp;
+	unsigned moved;
+	int movable_state, pinned_state;
+	int ret;
+};
+
+/* Runs pinned on the CPU under test. */
+static int mig_controller(void *arg)
+{
+	struct mig_ctl *c = arg;
+
+	/* Release both: they become runnable on this CPU, queued behind us (we run at a
+	 * higher priority here), so deactivation finds them on the run queue. */
+	complete(&c->mm->release);
+	complete(&c->mp->release);
+	thread_set_cpu(c->movable, THREAD_ANY_CPU);
+	c->moved = sched_deactivate_cpu(c->cpu);
+	c->pinned_state = c->pinned->state;
+	sched_activate_cpu(c->cpu);
+	return 0;
+}
+
+static int test_sched_migrate(void)
+{
+	unsigned cpu = other_cpu(0);
+	struct mig_test mm, mp;
+	struct mig_ctl c;
+	struct thread *ctl;
+	int ret = 0;
+
+	if (cpu == 0) {
+		selftest_report("skipped=needs 2 CPUs");
+		return 0;
+	}
+	memset(&mm, 0, sizeof(mm));
+	memset(&mp, 0, sizeof(mp));
+	memset(&c, 0, sizeof(c));
+	completion_init(&mm.release);
+	completion_init(&mp.release);
+	c.cpu = cpu;
+	c.mm = &mm;
+	c.mp = &mp;
+	/* Both start on `cpu` (created pinned) and block on their completions. */
+	c.movable = thread_run("mig-movable", mig_main, &mm, 20, (int)cpu);
+	c.pinned = thread_run("mig-pinned", mig_main, &mp, 20, (int)cpu);
+	if (!c.movable || !c.pinned)
+		return selftest_fail("thread_run failed");
+	while (c.movable->state != THREAD_BLOCKED || c.pinned->state != THREAD_BLOCKED)
+		thread_yield();
+	ctl = thread_run("mig-ctl", mig_controller, &c, 60, (int)cpu);
+	if (!ctl)
+		return selftest_fail("thread_run failed");
+	thread_join(ctl);
+	if (thread_join(c.movable) != 7 || thread_join(c.pinned) != 7)
+		ret = selftest_fail("a migrated or parked thread did not finish");
+	else if (c.moved != 2)
+		ret = selftest_fail("deactivate moved or parked %u threads, expected 2", c.moved);
+	else if (c.pinned_state != THREAD_PARKED)
+		ret = selftest_fail("pinned thread state %d while its CPU was inactive, expected "
+				    "parked",
+				    c.pinned_state);
+	else if (mm.ran_on == cpu)
+		ret = selftest_fail("movable thread still ran on the deactivated cpu %u", cpu);
+	else if (mp.ran_on != cpu)
+		ret = selftest_fail("pinned thread ran on cpu %u, pinned to %u", mp.ran_on, cpu);
+	if (!ret)
+		selftest_report("cpu=%u moved_to=%u parked_then_ran_on=%u", cpu, mm.ran_on,
+				mp.ran_on);
+	return ret;
+}
+SELFTEST("sched_migrate", test_sched_migrate);
+
+/* ---- lock_local: the local_lock semantics of this build ---------------------------------------- */
+
+struct pcpu_counter {
+	local_lock_t lock;
+	uint64_t count;
+};
+
+static struct pcpu_counter counters[NR_CPUS];
+
+static void counters_init(void)
+{
+	static bool done;
+	unsigned i;
+
+	if (done)
+		return;
+	for (i = 0; i < NR_CPUS; i++)
+		local_lock_init(&counters[i].lock, "selftest.counter");
+	done = true;
+}
+
+#define THIS_COUNTER (&counters[smp_processor_id()])
+
+static int test_lock_local(void)
+{
+	unsigned long flags;
+	bool irqs, nested;
+	int pc;
+
+	counters_init();
+	local_lock(&THIS_COUNTER->lock);
+	pc = preempt_count();
+	nested = local_trylock(&THIS_COUNTER->lock);
+	THIS_COUNTER->count++;
+	local_unlock(&THIS_COUNTER->lock);
+	if (nested)
+		return selftest_fail("local_trylock succeeded on a held lock");
+	local_lock_irqsave(&THIS_COUNTER->lock, flags);
+	irqs = arch_irqs_enabled();
+	local_unlock_irqrestore(&THIS_COUNTER->lock, flags);
+#ifdef CONFIG_PREEMPT_RT
+	if (pc != 0)
+		return selftest_fail("RT local_lock disabled preemption (count %#x)", pc);
+	if (!irqs)
+		return selftest_fail("RT local_lock_irqsave disabled interrupts");
+	if (current_thread()->migrate_disabled)
+		return selftest_fail("migration still disabled after unlock");
+#else
+	if (pc != 1)
+		return selftest_fail("local_lock left preempt count %#x, expected 1", pc);
+	if (irqs)
+		return selftest_fail("local_lock_irqsave left interrupts on");
+#endif
+	if (!local_trylock(&THIS_COUNTER->lock))
+		return selftest_fail("local_trylock failed on a free lock");
+	local_unlock(&THIS_COUNTER->lock);
+	if (preempt_count() != 0)
+		return selftest_fail("preempt count %#x after the locks", preempt_count());
+	selftest_report("build=%s", IS_ENABLED_RT ? "rt" : "mainline");
+	return 0;
+}
+SELFTEST("lock_local", test_lock_local);
+
+/* ---- lock_preempt: a low-priority local_lock holder and a high-priority thread -------------- */
+
+struct lp_test {
+	struct thread *high;
+	volatile int holding;	/* the low thread holds the local lock */
+	volatile int high_ran;
+	volatile int high_saw_holding;
+	uint64_t t_wake, t_run;
+	int need_lock;		/* the high thread takes the same lock (priority inheritance) */
+	volatile int low_boosted_prio;
+};
+
+static void lp_wake(void *arg)
+{
+	struct lp_test *lp = arg;
+
+	lp->t_wake = arch_tsc();
+	thread_wake(lp->high);
+}
+
+static int lp_high(void *arg)
+{
+	struct lp_test *lp = arg;
+
+	thread_prepare_sleep();
+	thread_sleep();
+	lp->t_run = arch_tsc();
+	lp->high_saw_holding = lp->holding;
+	if (lp->need_lock) {
+		local_lock(&THIS_COUNTER->lock);
+		THIS_COUNTER->count++;
+		local_unlock(&THIS_COUNTER->lock);
+	}
+	lp->high_ran = 1;
+	return 0;
+}
+
+static int lp_low(void *arg)
+{
+	struct lp_test *lp = arg;
+	uint64_t end;
+
+	local_lock(&THIS_COUNTER->lock);
+	lp->holding = 1;
+	raise_test_irq(); /* wakes the high thread on this CPU */
+	/* Hold the lock for up to 200 ms of busy work, or until the high thread ran. */
+	end = arch_now_ns() + 200000000ull;
+	while (!lp->high_ran && arch_now_ns() < end) {
+		if (lp->need_lock && current_thread()->rq.prio > lp->low_boosted_prio)
+			lp->low_boosted_prio = current_thread()->rq.prio;
+		if (lp->low_boosted_prio >= 90)
+			break; /* boosted by the waiting high thread: let it have the lock */
+		arch_cpu_relax();
+	}
+	lp->holding = 0;
+	local_unlock(&THIS_COUNTER->lock);
+	return 0;
+}
+
+static int lock_preempt(int need_lock)
+{
+	unsigned cpu = other_cpu(0);
+	struct lp_test lp;
+	struct thread *low;
+
+	counters_init();
+	memset(&lp, 0, sizeof(lp));
+	lp.need_lock = need_lock;
+	test_irq_fn = lp_wake;
+	test_irq_arg = &lp;
+	arch_set_irq_handler(VEC_SELFTEST, test_irq, NULL);
+	lp.high = thread_run("lp-high", lp_high, &lp, 90, (int)cpu);
+	if (!lp.high)
+		return selftest_fail("thread_run failed");
+	while (lp.high->state != THREAD_BLOCKED)
+		thread_yield();
+	low = thread_run("lp-low", lp_low, &lp, 10, (int)cpu);
+	if (!low)
+		return selftest_fail("thread_run failed");
+	thread_join(low);
+	thread_join(lp.high);
+	test_irq_fn = NULL;
+	if (!lp.high_ran)
+		return selftest_fail("high-priority thread never ran");
+	selftest_report("cpu=%u high_ran_while_low_held_lock=%d wake_to_run_cycles=%lu "
+			"holder_boosted_to=%d",
+			cpu, lp.high_saw_holding, (unsigned long)(lp.t_run - lp.t_wake),
+			lp.low_boosted_prio);
+#ifdef CONFIG_PREEMPT_RT
+	if (!need_lock && !lp.high_saw_holding)
+		return selftest_fail("RT: the high thread waited for the low thread's local_lock");
+	if (need_lock && lp.low_boosted_prio < 90)
+		return selftest_fail("RT: the lock holder was not boosted (prio %d)",
+				     lp.low_boosted_prio);
+#else
+	if (lp.high_saw_holding)
+		return selftest_fail("mainline: a local_lock holder was preempted");
+#endif
+	return 0;
+}
+
+static int test_lock_preempt(void)
+{
+	return lock_preempt(0);
+}
+SELFTEST("lock_preempt", test_lock_preempt);
+
+static int test_lock_pi(void)
+{
+	return lock_preempt(1);
+}
+SELFTEST("lock_pi", test_lock_pi);
+
+#ifdef CONFIG_LOCKDEP
+/* ---- lock_inversion: the validator reports A-then-B against B-then-A -------------------------- */
+
+static int test_lock_inversion(void)
+{
+	static struct spinlock a = SPINLOCK_INIT("selftest.A"), b = SPINLOCK_INIT("selftest.B");
+	struct lockdep_stats before, after;
+
+	lockdep_get_stats(&before);
+	spin_lock(&a);
+	spin_lock(&b);
+	spin_unlock(&b);
+	spin_unlock(&a);
+	lockdep_get_stats(&after);
+	if (after.inversions != before.inversions)
+		return selftest_fail("a consistent order was reported as an inversion");
+	spin_lock(&b);
+	spin_lock(&a); /* the inversion, on purpose */
+	spin_unlock(&a);
+	spin_unlock(&b);
+	lockdep_get_stats(&after);
+	if (after.inversions != before.inversions + 1)
+		return selftest_fail("inversion not reported (%lu -> %lu)",
+				     (unsigned long)before.inversions,
+				     (unsigned long)after.inversions);
+	selftest_report("inversions=%lu", (unsigned long)(after.inversions - before.inversions));
+	return 0;
+}
+SELFTEST("lock_inversion", test_lock_inversion);
+#endif
+
+/* ---- sched_bench: context switch, cross-CPU wake-up, local_lock costs (cycles) ----------------- */
+
+struct pingpong {
+	struct thread *a, *b;
+	unsigned rounds;
+	volatile int turn; /* 0: a's turn, 1: b's turn */
+	uint64_t t0, t1;
+};
+
+static void pp_wait_turn(struct pingpong *pp, int me)
+{
+	for (;;) {
+		thread_prepare_sleep();
+		if (__atomic_load_n(&pp->turn, __ATOMIC_ACQUIRE) == me)
+			break;
+		thread_sleep();
+	}
+	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+}
+
+static int pp_a(void *arg)
+{
+	struct pingpong *pp = arg;
+	unsigned i;
+
+	pp->t0 = arch_tsc();
+	for (i = 0; i < pp->rounds; i++) {
+		__atomic_store_n(&pp->turn, 1, __ATOMIC_RELEASE);
+		thread_wake(pp->b);
+		pp_wait_turn(pp, 0);
+	}
+	pp->t1 = arch_tsc();
+	__atomic_store_n(&pp->turn, 1, __ATOMIC_RELEASE);
+	thread_wake(pp->b);
+	return 0;
+}
+
+static int pp_b(void *arg)
+{
+	struct pingpong *pp = arg;
+	unsigned i;
+
+	for (i = 0; i <= pp->rounds; i++) {
+		pp_wait_turn(pp, 1);
+		if (i == pp->rounds)
+			break;
+		__atomic_store_n(&pp->turn, 0, __ATOMIC_RELEASE);
+		thread_wake(pp->a);
+	}
+	return 0;
+}
+
+/* Cycles per round trip of two threads waking each other on cpus ca and cb. */
+static uint64_t pingpong(unsigned ca, unsigned cb, unsigned rounds)
+{
+	struct pingpong pp;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.rounds = rounds;
+	pp.b = thread_run("pp-b", pp_b, &pp, 50, (int)cb);
+	pp.a = thread_create("pp-a", pp_a, &pp, 50, (int)ca);
+	if (!pp.a || !pp.b)
+		return 0;
+	thread_start(pp.a);
+	thread_join(pp.a);
+	thread_join(pp.b);
+	return (pp.t1 - pp.t0) / rounds;
+}
+
+static int test_sched_bench(void)
+{
+	const unsigned loops = 2000, rounds = 200;
+	unsigned cpu = other_cpu(0), i;
+	uint64_t t0, ctxsw, ipi, ll, llirq, sl;
+	unsigned long flags;
+	struct spinlock s = SPINLOCK_INIT("bench.spin");
+
+	counters_init();
+	/* Same CPU: one round trip is two context switches. */
+	ctxsw = pingpong(cpu, cpu, rounds) / 2;
+	ipi = cpu != 0 ? pingpong(0, cpu, rounds) : 0;
+	t0 = arch_tsc();
+	for (i = 0; i < loops; i++) {
+		local_lock(&THIS_COUNTER->lock);
+		THIS_COUNTER->count++;
+		local_unlock(&THIS_COUNTER->lock);
+	}
+	ll = (arch_tsc() - t0) / loops;
+	t0 = arch_tsc();
+	for (i = 0; i < loops; i++) {
+		local_lock_irqsave(&THIS_COUNTER->lock, flags);
+		THIS_COUNTER->count++;
+		local_unlock_irqrestore(&THIS_COUNTER->lock, flags);
+	}
+	llirq = (arch_tsc() - t0) / loops;
+	t0 = arch_tsc();
+	for (i = 0; i < loops; i++) {
+		spin_lock(&s);
+		THIS_COUNTER->count++;
+		spin_unlock(&s);
+	}
+	sl = (arch_tsc() - t0) / loops;
+	if (!ctxsw)
+		return selftest_fail("ping-pong threads could not be created");
+	selftest_report("build=%s lockdep=%d ctxsw_cycles=%lu ipi_wake_roundtrip_cycles=%lu "
+			"local_lock_cycles=%lu local_lock_irqsave_cycles=%lu spin_lock_cycles=%lu "
+			"tsc_khz=%u",
+			IS_ENABLED_RT ? "rt" : "mainline", LOCKDEP_ENABLED, (unsigned long)ctxsw,
+			(unsigned long)ipi, (unsigned long)ll, (unsigned long)llirq,
+			(unsigned long)sl, arch_tsc_khz());
+	return 0;
+}
+SELFTEST("sched_bench", test_sched_bench);

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Timekeeping self-tests (names start with "timer"): hrtimer sleep accuracy, wheel timers
+ * of many distances firing in order and never early, an idle CPU staying quiet (tickless),
+ * a storm of mostly-cancelled timeouts, and timers handled across CPUs.
+ */
+#include "apps/selftest.h"
+#include "arch.h"
+#include "kernel/cpu.h"
+#include "kernel/hrtimer.h"
+#include "kernel/mm.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/string.h"
+#include "kernel/timer.h"
+#include "kernel/wait.h"
+
+/* ---- timer_hrtimer_sleep -------------------------------------------------------------------- */
+
+static int test_timer_hrtimer_sleep(void)
+{
+	static const uint64_t intervals[] = { 100000, 1000000, 5000000 };
+	unsigned i, n;
+
+	for (i = 0; i < ARRAY_SIZE(intervals); i++) {
+		uint64_t min = UINT64_MAX, max = 0, sum = 0;
+
+		for (n = 0; n < 10; n++) {
+			uint64_t target = arch_now_ns() + intervals[i], late;
+
+			sleep_until(target);
+			late = arch_now_ns() - target;
+			if ((int64_t)(arch_now_ns() - target) < 0)
+				return selftest_fail("sleep_until(+%lu ns) woke %ld ns early",
+						     (unsigned long)intervals[i],
+						     (long)(target - arch_now_ns()));
+			if (late < min)
+				min = late;
+			if (late > max)
+				max = late;
+			sum += late;
+		}
+		selftest_report("sleep_ns=%lu late_ns min=%lu avg=%lu max=%lu n=%u",
+				(unsigned long)intervals[i], (unsigned long)min,
+				(unsigned long)(sum / n), (unsigned long)max, n);
+	}
+	return 0;
+}
+SELFTEST("timer_hrtimer_sleep", test_timer_hrtimer_sleep);
+
+/* ---- timer_wheel_order ------------------------------------------------------------------------ */
+
+struct order_timer {
+	struct timer_list t;
+	uint64_t requested;	/* jiffy asked for */
+	uint64_t fired_jiffy;
+	unsigned level;		/* wheel level it was queued on */
+	unsigned seq;		/* order of firing */
+	int fired;
+};
+
+static unsigned order_seq;
+static struct completion order_done;
+static unsigned order_left;
+
+static void order_fn(struct timer_list *t)
+{
+	struct order_timer *o = container_of(t, struct order_timer, t);
+
+	o->fired_jiffy = jiffies;
+	o->level = wheel_timer_level(&t->wt);
+	o->seq = __atomic_fetch_add(&order_seq, 1, __ATOMIC_RELAXED);
+	o->fired++;
+	if (__atomic_sub_fetch(&order_left, 1, __ATOMIC_ACQ_REL) == 0)
+		complete(&order_done);
+}
+
+static int test_timer_wheel_order(void)
+{
+	/* Distances in ticks across levels 0-2 (level 2 starts at 504 ticks). */
+	static const unsigned dist[] = { 1, 2, 3, 7, 15, 40, 62, 63, 64, 100, 200, 300, 503, 504,
+					 600, 700 };
+	struct order_timer *o = kzalloc(sizeof(*o) * ARRAY_SIZE(dist));
+	uint64_t max_late = 0;
+	unsigned i, j, slow = 0;
+	int ret = 0;
+
+	if (!o)
+		return selftest_fail("out of memory");
+	completion_init(&order_done);
+	order_seq = 0;
+	order_left = ARRAY_SIZE(dist);
+	/* Arm them in scrambled order, all against the same "now". */
+	for (i = 0; i < ARRAY_SIZE(dist); i++) {
+		j = (i * 7) % ARRAY_SIZE(dist);
+		timer_setup(&o[j].t, order_fn, 0);
+		o[j].requested = jiffies + dist[j];
+		timer_add(&o[j].t, o[j].requested);
+	}
+	wait_for_completion(&order_done);
+	for (i = 0; i < ARRAY_SIZE(dist); i++) {
+		uint64_t late = o[i].fired_jiffy - o[i].requested;
+		unsigned lvl = o[i].level;
+
+		if (o[i].fired != 1)
+			ret = selftest_fail("timer %u fired %d times", i, o[i].fired);
+		else if (o[i].fired_jiffy < o[i].requested)
+			ret = selftest_fail("timer +%u fired at %lu, before %lu", dist[i],
+					    (unsigned long)o[i].fired_jiffy,
+					    (unsigned long)o[i].requested);
+		if (ret)
+			break;
+		/* Lateness beyond the level's granularity is the system's, not the wheel's
+		 * (tests/unit/test_timer_wheel.c bounds the wheel's own): report it. */
+		if (late > wheel_level_gran(lvl))
+			slow++;
+		if (late > max_late)
+			max_late = late;
+		/* In order, to the wheel's granularity: a timer due later than another by more
+		 * than both their levels' granules runs after it. */
+		for (j = 0; j < ARRAY_SIZE(dist); j++)
+			if (o[j].requested > o[i].requested + wheel_level_gran(o[i].level) +
+						     wheel_level_gran(o[j].level) &&
+			    o[j].seq < o[i].seq)
+				ret = selftest_fail("+%u (due %lu) ran before +%u (due %lu)", dist[j],
+						    (unsigned long)o[j].requested, dist[i],
+						    (unsigned long)o[i].requested);
+		if (ret)
+			break;
+	}
+	if (!ret)
+		selftest_report("timers=%zu max_late_ticks=%lu beyond_granularity=%u hz=%u",
+				ARRAY_SIZE(dist), (unsigned long)max_late, slow, HZ);
+	kfree(o);
+	return ret;
+}
+SELFTEST("timer_wheel_order", test_timer_wheel_order);
+
+/* ---- timer_idle_quiet: an idle CPU takes (almost) no ticks --------------------------------------- */
+
+static int test_timer_idle_quiet(void)
+{
+	struct timer_cpu_stats before, after;
+	struct wheel_stats ws;
+	unsigned cpu, idle = 0;
+	const uint64_t window_ns = 300000000ull;
+	uint64_t ticks, allowed;
+
+	for_each_cpu(cpu, &cpu_online_mask)
+		if (cpu != smp_processor_id())
+			idle = cpu;
+	if (idle == smp_processor_id()) {
+		selftest_report("skipped=needs 2 CPUs");
+		return 0;
+	}
+	timer_get_stats(idle, &ws, &before);
+	sleep_ns(window_ns);
+	timer_get_stats(idle, &ws, &after);
+	ticks = after.ticks - before.ticks;
+	/* A ticking CPU would take HZ * 0.3 here; allow a tenth for wake-ups it had to do. */
+	allowed = (uint64_t)HZ * window_ns / 1000000000ull / 10;
+	selftest_report("cpu=%u window_ms=%lu ticks=%lu ticking_would_be=%lu tick_stops=%lu", idle,
+			(unsigned long)(window_ns / 1000000), (unsigned long)ticks,
+			(unsigned long)((uint64_t)HZ * window_ns / 1000000000ull),
+			(unsigned long)(after.idle_tick_stops - before.idle_tick_stops));
+	if (ticks > allowed)
+		return selftest_fail("idle cpu %u took %lu ticks in %lu ms", idle,
+				     (unsigned long)ticks, (unsigned long)(window_ns / 1000000));
+	return 0;
+}
+SELFTEST("timer_idle_quiet", test_timer_idle_quiet);
+
+/* ---- timer_storm: most timeouts are cancelled or re-armed before they expire ---------------------- */
+
+struct storm_timer {
+	struct timer_list t;
+	unsigned arms;		/* times it was armed from idle */
+	unsigned fires;
+	unsigned cancels;	/* timer_delete() that found it pending */
+	int early;
+};
+
+static unsigned storm_fired;
+
+static void storm_fn(struct timer_list *t)
+{
+	struct storm_timer *s = container_of(t, struct storm_timer, t);
+
+	/* t->wt.expires is what this arming asked for (the wheel keeps it). */
+	if (jiffies < t->wt.expires)
+		s->early = 1;
+	__atomic_fetch_add(&s->fires, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&storm_fired, 1, __ATOMIC_RELAXED);
+}
+
+static uint32_t rng(uint32_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 17;
+	*state ^= *state << 5;
+	return *state;
+}
+
+static int test_timer_storm(void)
+{
+	const unsigned n = 600;
+	struct storm_timer *s = kzalloc(sizeof(*s) * n);
+	unsigned i, cancelled = 0, rearmed = 0, round, fires = 0, arms = 0;
+	uint32_t seed = 12345;
+	uint64_t last = 0;
+	struct wheel_stats ws;
+	struct timer_cpu_stats bs;
+	int ret = 0;
+
+	if (!s)
+		return selftest_fail("out of memory");
+	storm_fired = 0;
+	for (i = 0; i < n; i++) {
+		timer_setup(&s[i].t, storm_fn, i % 5 == 0 ? TIMER_DEFERRABLE : 0);
+		timer_add(&s[i].t, jiffies + 300 + rng(&seed) % 700);
+		s[i].arms = 1;
+	}
+	/* Like I/O timeouts: each round, most pending timers are cancelled or pushed out. */
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < n; i++) {
+			uint32_t r = rng(&seed) % 100;
+
+			if (r < 62) {
+				if (timer_delete(&s[i].t)) {
+					s[i].cancels++;
+					cancelled++;
+				}
+			} else if (r < 93) {
+				/* Pending: re-armed in place; idle (fired or cancelled): armed anew. */
+				if (mod_timer(&s[i].t, jiffies + 300 + rng(&seed) % 700))
+					rearmed++;
+				else
+					s[i].arms++;
+			}
+		}
+		thread_yield();
+	}
+	for (i = 0; i < n; i++)
+		if (timer_pending(&s[i].t) && s[i].t.wt.expires > last)
+			last = s[i].t.wt.expires;
+	/* Wait past the last expiry; then stay busy for a few ticks so that deferrable
+	 * timers, which never wake an idle CPU, meet a running tick. */
+	sleep_until(jiffies_to_ns(last + 20));
+	{
+		uint64_t until = jiffies + 5;
+
+		while (jiffies < until)
+			thread_yield();
+	}
+	for (i = 0; i < n; i++) {
+		if (s[i].early)
+			ret = selftest_fail("timer %u fired before its expiry", i);
+		else if (timer_pending(&s[i].t))
+			ret = selftest_fail("timer %u still pending after its expiry (%lu < %lu)", i,
+					    (unsigned long)jiffies, (unsigned long)s[i].t.wt.expires);
+		else if (s[i].fires + s[i].cancels != s[i].arms)
+			ret = selftest_fail("timer %u: %u armings ended in %u fires and %u cancels", i,
+					    s[i].arms, s[i].fires, s[i].cancels);
+		if (ret)
+			break;
+		fires += s[i].fires;
+		arms += s[i].arms;
+		timer_delete_sync(&s[i].t);
+	}
+	timer_get_stats(smp_processor_id(), &ws, &bs);
+	if (!ret)
+		selftest_report("timers=%u armings=%u cancelled=%u rearmed=%u expired=%u "
+				"cancelled_or_rearmed_pct=%u cpu_softirqs=%lu",
+				n, arms, cancelled, rearmed, fires,
+				(cancelled + rearmed) * 100 / (cancelled + rearmed + fires),
+				(unsigned long)bs.softirqs);
+	kfree(s);
+	return ret;
+}
+SELFTEST("timer_storm", test_timer_storm);
+
+/* ---- timer_remote: operations on a timer pending on another CPU ------------------------------------ */
+
+struct remote_t {
+	struct timer_list t;
+	volatile int fired;
+	volatile unsigned fired_on;
+};
+
+static void remote_fn(struct timer_list *t)
+{
+	struct remote_t *r = container_of(t, struct remote_t, t);
+
+	r->fired_on = smp_processor_id();
+	r->fired = 1;
+}
+
+static int remote_arm(void *arg)
+{
+	struct remote_t *r = arg;
+
+	timer_add(&r->t, jiffies + 10000); /* far away: we cancel it from elsewhere */
+	return (int)smp_processor_id();
+}
+
+static int test_timer_remote(void)
+{
+	unsigned cpu = 0, c;
+	struct remote_t r;
+	struct thread *t;
+	int armed_on;
+
+	for_each_cpu(c, &cpu_online_mask)
+		if (c != smp_processor_id())
+			cpu = c;
+	if (cpu == smp_processor_id()) {
+		selftest_report("skipped=needs 2 CPUs");
+		return 0;
+	}
+	memset(&r, 0, sizeof(r));
+	timer_setup(&r.t, remote_fn, 0);
+	t = thread_run("timer-arm", remote_arm, &r, 30, (int)cpu);
+	if (!t)
+		return selftest_fail("thread_run failed");
+	armed_on = thread_join(t);
+	if (armed_on != (int)cpu || !timer_pending(&r.t))
+		return selftest_fail("timer not pending on cpu %u", cpu);
+	/* Re-arm from here: it stays on its CPU, now due soon. */
+	if (!mod_timer(&r.t, jiffies + 5))
+		return selftest_fail("mod_timer of a remote pending timer said idle");
+	sleep_ns(jiffies_to_ns(30));
+	if (!r.fired || r.fired_on != cpu)
+		return selftest_fail("re-armed remote timer fired=%d on cpu %u (armed on %u)",
+				     r.fired, r.fired_on, cpu);
+	/* And a remote cancel. */
+	r.fired = 0;
+	t = thread_run("timer-arm", remote_arm, &r, 30, (int)cpu);
+	thread_join(t);
+	if (!timer_delete(&r.t) || timer_pending(&r.t))
+		return selftest_fail("remote timer_delete failed");
+	selftest_report("cpu=%u", cpu);
+	return 0;
+}
+SELFTEST("timer_remote", test_timer_remote);

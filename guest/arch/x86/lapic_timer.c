@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The per-CPU clock event: the LAPIC timer, in TSC-deadline mode when CPUID offers it
+ * (deadlines are TSC values, no conversion, no 32-bit range limit), one-shot mode
+ * otherwise (the count is converted from TSC cycles at the LAPIC timer's rate, from CPUID
+ * or calibrated against the TSC at boot; deadlines beyond its range fire early and the
+ * kernel's timer code simply re-arms).
+ */
+#include "arch.h"
+#include "kernel/cmdline.h"
+#include "kernel/printk.h"
+#include "kernel/string.h"
+#include "lapic.h"
+#include "plugvm_abi.h"
+#include "x86.h"
+
+#define MSR_TSC_DEADLINE	0x6e0
+#define LVT_TIMER_ONESHOT	(0u << 17)
+#define LVT_TIMER_TSC_DEADLINE	(2u << 17)
+#define TDCR_DIV_1		0xb
+
+static bool tsc_deadline;
+static uint32_t lapic_khz;	/* one-shot mode: timer ticks per ms */
+
+const char *arch_timer_mode(void)
+{
+	return tsc_deadline ? "tsc-deadline" : "oneshot";
+}
+
+uint32_t arch_timer_khz(void)
+{
+	return tsc_deadline ? arch_tsc_khz() : lapic_khz;
+}
+
+/* LAPIC timer rate: CPUID (plugvm leaf, then the timing leaf), else measured against the TSC. */
+static uint32_t find_lapic_khz(void)
+{
+	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
+	uint64_t t0, t1;
+	uint32_t start, left;
+
+	if (r.ebx == PLUGVM_CPUID_SIG_EBX && r.ecx == PLUGVM_CPUID_SIG_ECX &&
+	    r.edx == PLUGVM_CPUID_SIG_EDX && r.eax >= PLUGVM_CPUID_INFO &&
+	    cpuid(PLUGVM_CPUID_INFO, 0).ecx)
+		return cpuid(PLUGVM_CPUID_INFO, 0).ecx;
+	if ((cpuid(1, 0).ecx & (1u << 31)) &&
+	    cpuid(PLUGVM_CPUID_KVM_BASE, 0).eax >= PLUGVM_CPUID_TIMING &&
+	    cpuid(PLUGVM_CPUID_TIMING, 0).ebx)
+		return cpuid(PLUGVM_CPUID_TIMING, 0).ebx;
+	/* Count down from the top for 10 ms of TSC time. */
+	lapic_write(APIC_TMR_DIV, TDCR_DIV_1);
+	lapic_write(APIC_LVT_TIMER, APIC_LVT_MASKED | LVT_TIMER_ONESHOT | VEC_LAPIC_TIMER);
+	start = 0xffffffffu;
+	lapic_write(APIC_TMR_INIT, start);
+	t0 = arch_tsc();
+	arch_udelay(10000);
+	left = lapic_read(APIC_TMR_CUR);
+	t1 = arch_tsc();
+	lapic_write(APIC_TMR_INIT, 0);
+	return (uint32_t)((uint64_t)(start - left) * arch_tsc_khz() / (t1 - t0));
+}
+
+void arch_timer_init_cpu(void)
+{
+	static bool decided;
+
+	if (!decided) {
+		size_t len;
+		const char *force = cmdline_value("clockevent", &len);
+
+		tsc_deadline = (cpuid(1, 0).ecx & (1u << 24)) &&
+			       !(force && len == 7 && !memcmp(force, "oneshot", 7));
+		if (!tsc_deadline)
+			lapic_khz = find_lapic_khz();
+		decided = true;
+	}
+	if (tsc_deadline) {
+		lapic_write(APIC_LVT_TIMER, LVT_TIMER_TSC_DEADLINE | VEC_LAPIC_TIMER);
+		wrmsr(MSR_TSC_DEADLINE, 0);
+	} else {
+		lapic_write(APIC_TMR_DIV, TDCR_DIV_1);
+		lapic_write(APIC_LVT_TIMER, LVT_TIMER_ONESHOT | VEC_LAPIC_TIMER);
+		lapic_write(APIC_TMR_INIT, 0);
+	}
+}
+
+void arch_timer_set_deadline(uint64_t deadline_tsc)
+{
+	uint64_t now, ticks;
+
+	if (tsc_deadline) {
+		/* 0 disarms: ask for "now" instead, the interrupt comes at once. */
+		wrmsr(MSR_TSC_DEADLINE, deadline_tsc ? deadline_tsc : 1);
+		return;
+	}
+	now = arch_tsc();
+	ticks = deadline_tsc > now ? (deadline_tsc - now) * lapic_khz / arch_tsc_khz() : 0;
+	if (ticks == 0)
+		ticks = 1;
+	if (ticks > 0xffffffffu)
+		ticks = 0xffffffffu; /* early expiry; the timer code re-arms */
+	lapic_write(APIC_TMR_INIT, (uint32_t)ticks);
+}
+
+void arch_timer_stop(void)
+{
+	if (tsc_deadline)
+		wrmsr(MSR_TSC_DEADLINE, 0);
+	else
+		lapic_write(APIC_TMR_INIT, 0);
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel threads and the scheduler: fixed priorities 0..99 (higher wins, FIFO within a
+ * priority, optional round-robin), one run queue per CPU, preemption on wake-up and on
+ * interrupt return, reschedule IPIs for other CPUs, migration off a CPU going down.
+ *
+ * A thread is pinned to one CPU or may run on any active CPU. Wake-ups choose the CPU; a
+ * wake-up for another CPU is handed over lock-free (wake_list) with a reschedule IPI, and
+ * that CPU enqueues it under its own run-queue lock. So run queues are strictly per-CPU.
+ */
+#ifndef PLUGVM_KERNEL_SCHED_H
+#define PLUGVM_KERNEL_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "arch.h"
+#include "kernel/compiler.h"
+#include "kernel/cpu.h"
+#include "kernel/list.h"
+#include "kernel/lockdep.h"
+#include "kernel/rq.h"
+
+#define THREAD_ANY_CPU (-1)
+#define THREAD_NAME_LEN 16
+#define THREAD_STACK_SIZE 16384
+#define THREAD_MAX_PI_LOCKS 8
+
+enum thread_state {
+	THREAD_NEW,		/* created, not started */
+	THREAD_RUNNABLE,	/* running or on a run queue (or being handed to one) */
+	THREAD_SLEEPING,	/* going to sleep: a wake-up now cancels the sleep */
+	THREAD_BLOCKED,		/* asleep and off the CPU: a wake-up enqueues it */
+	THREAD_PARKED,		/* pinned to a CPU that is not active; resumes when it is */
+	THREAD_DEAD,		/* exited; waiting for thread_join() */
+};
+
+enum sched_policy {
+	SCHED_FIFO,	/* runs until it blocks, yields or is preempted by a higher priority */
+	SCHED_RR,	/* as FIFO, but gives way to equal priority after a time slice */
+};
+
+struct thread {
+	struct arch_context ctx;	/* saved registers while switched out */
+	struct rq_entity rq;		/* run-queue link; rq.prio = effective priority */
+	int state;			/* enum thread_state, changed with atomics */
+	int base_prio;			/* priority before inheritance */
+	int policy;
+	int slice_left;			/* SCHED_RR ticks left */
+	unsigned cpu;			/* the CPU it runs on, or last ran on */
+	int pinned;			/* CPU number or THREAD_ANY_CPU */
+	int on_cpu;			/* its registers live on some CPU (not yet switched out) */
+	int migrate_disabled;		/* RT build: nesting of migrate_disable() */
+	int saved_preempt;		/* preemption count it slept with (a reported bug) */
+	bool is_idle;
+	bool rr_expired;		/* SCHED_RR slice used up: requeue at the tail */
+	struct llist_node wake_node;	/* on a remote CPU's wake_list */
+	struct list_head park_node;	/* on the parked list */
+	struct list_head all_node;	/* on the global thread list */
+	void *stack;
+	int (*fn)(void *arg);
+	void *arg;
+	int exit_code;
+	struct thread *joiner;		/* sleeping in thread_join() */
+	void *pi_locks[THREAD_MAX_PI_LOCKS]; /* RT local_locks held (priority inheritance) */
+	unsigned nr_pi_locks;
+	struct list_head pi_node;	/* on an RT local_lock's waiter list */
+	uint64_t wakeup_tsc;		/* when it was last made runnable */
+	uint64_t nr_switches;
+	struct lockdep_task lockdep;	/* held-locks stack of the lock validator */
+	char name[THREAD_NAME_LEN];
+};
+
+/* The running thread. */
+static inline struct thread *current_thread(void)
+{
+	return this_cpu()->rq.curr;
+}
+
+/*
+ * Create a thread that will run fn(arg) at `prio` (0..99) on `cpu` (THREAD_ANY_CPU: any
+ * active CPU). It does not run until thread_start(). Returns NULL without memory.
+ * Thread context or boot.
+ */
+struct thread *thread_create(const char *name, int (*fn)(void *), void *arg, int prio, int cpu);
+/* Make a new thread runnable. */
+void thread_start(struct thread *t);
+/* thread_create() + thread_start(). */
+struct thread *thread_run(const char *name, int (*fn)(void *), void *arg, int prio, int cpu);
+/* End the calling thread with `code` (returned by thread_join()). */
+__noreturn void thread_exit(int code);
+/* Wait for t to exit, free it, return its exit code. One joiner per thread. Thread context. */
+int thread_join(struct thread *t);
+/* Let equal-priority threads run (FIFO: go to the tail of the priority). */
+void thread_yield(void);
+/*
+ * Sleep until thread_wake(). The caller sets its state to THREAD_SLEEPING *before* it
+ * checks its wake-up condition (thread_prepare_sleep), then calls thread_sleep(); a wake-up
+ * in between makes thread_sleep() return at once. Thread context, preemption enabled.
+ */
+void thread_prepare_sleep(void);
+void thread_sleep(void);
+/* Wake a sleeping thread; returns false if it was not sleeping. Any context. */
+bool thread_wake(struct thread *t);
+/* Change the (base) priority. */
+void thread_set_prio(struct thread *t, int prio);
+/*
+ * Set the priority t runs at now (priority inheritance). t must be the running thread or
+ * wait on this CPU's run queue, or be asleep.
+ */
+void sched_set_effective_prio(struct thread *t, int prio);
+void thread_set_policy(struct thread *t, enum sched_policy policy);
+/* Pin to `cpu` or THREAD_ANY_CPU; a running thread moves at its next wake-up or yield. */
+void thread_set_cpu(struct thread *t, int cpu);
+
+/* Switch to the best runnable thread of this CPU. Thread context, preemption enabled. */
+void schedule(void);
+/* Interrupt exit: preempt the interrupted thread if needed (interrupts off). */
+void sched_irq_exit(void);
+/* Timer tick: round-robin time slices. Interrupt context. */
+void sched_tick(void);
+
+/*
+ * Boot: turn the running boot context into CPU 0's idle thread (run queue init included).
+ */
+void sched_init_boot_cpu(void);
+/* Prepare `cpu`'s run queue and idle thread (control CPU, before the CPU runs). 0 or -ENOMEM. */
+int sched_prepare_cpu(unsigned cpu, void *idle_stack);
+/* Free what sched_prepare_cpu() allocated (control CPU, after the CPU died). */
+void sched_dead_cpu(unsigned cpu);
+/* On the arriving CPU: its idle context becomes current (interrupts off). */
+void sched_start_cpu(void);
+/* Let `cpu` take threads, and resume the threads parked for it. */
+void sched_activate_cpu(unsigned cpu);
+/*
+ * Stop `cpu` taking threads, wait until no CPU can still be handing it one, and move every
+ * movable thread it has to other active CPUs; threads pinned to it are parked (not lost).
+ * Runs on `cpu` itself (its hotplug thread). Returns the number of threads moved or parked.
+ */
+unsigned sched_deactivate_cpu(unsigned cpu);
+/* The idle loop of the calling CPU. */
+__noreturn void sched_idle(void);
+
+/* A snapshot of `cpu`'s counters (zeros for a CPU without a run queue). */
+void sched_get_stats(unsigned cpu, struct sched_stats *st);
+
+/* Times a thread slept with preemption disabled (each also printed as a BUG line). */
+extern uint64_t sched_atomic_sleep_bugs;
+
+#endif

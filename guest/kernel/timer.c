@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Timer-wheel glue, the tick and tickless idle (see timer.h for the design). Locking: a
+ * CPU's timer base is touched by that CPU only, under base->lock (local_lock_irqsave: in
+ * the default build interrupts off, in the RT build a sleeping lock in thread context);
+ * other CPUs ask the owner (IPI, or in RT the owner's timer thread). The idle loop reads
+ * the wheels' next expiry without the lock: that value is never later than the truth.
+ */
+#include "kernel/timer.h"
+
+#include "kernel/cmdline.h"
+#include "kernel/cpu.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/smp.h"
+#include "kernel/string.h"
+
+#define TIMER_THREAD_PRIO 50
+
+uint64_t jiffies;
+unsigned HZ = 1000;
+static uint64_t tick_ns = 1000000;
+
+uint64_t ns_to_jiffies(uint64_t ns)
+{
+	return ns / tick_ns;
+}
+
+uint64_t jiffies_to_ns(uint64_t j)
+{
+	return j * tick_ns;
+}
+
+static struct timer_base *this_base(void)
+{
+	return &this_cpu()->tmr;
+}
+
+static struct timer_base *cpu_base(unsigned cpu)
+{
+	return &cpu_table[cpu]->tmr;
+}
+
+static unsigned timer_cpu(const struct timer_list *t)
+{
+	return READ_ONCE(t->wt.flags) & TIMER_CPUMASK;
+}
+
+static struct timer_wheel *wheel_of(struct timer_base *b, const struct timer_list *t)
+{
+	return &b->wheel[(t->wt.flags & TIMER_DEFERRABLE) ? 1 : 0];
+}
+
+/* jiffies follows the clock; any CPU may advance it, nobody moves it back. */
+static uint64_t update_jiffies(void)
+{
+	uint64_t j = ns_to_jiffies(arch_now_ns()), cur = __atomic_load_n(&jiffies, __ATOMIC_RELAXED);
+
+	while (cur < j && !__atomic_compare_exchange_n(&jiffies, &cur, j, true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+	return cur < j ? j : cur;
+}
+
+/* ---- operations on this CPU's base ----------------------------------------------------------- */
+
+enum timer_op { OP_ADD, OP_MOD, OP_DEL };
+
+/* Do `op` on t in this CPU's base. With OP_DEL/OP_MOD on a timer that is not here, sets
+ * *moved. Returns whether t was pending. Takes the base lock. */
+static bool local_op(enum timer_op op, struct timer_list *t, uint64_t expires, bool *moved)
+{
+	struct timer_base *b;
+	unsigned long flags;
+	bool was = false;
+	unsigned self;
+
+	local_lock_irqsave(&this_cpu()->tmr.lock, flags);
+	b = this_base();
+	self = smp_processor_id();
+	if (wheel_timer_pending(&t->wt) && timer_cpu(t) != self) {
+		*moved = true; /* pending elsewhere: the caller goes there */
+		goto out;
+	}
+	if (op == OP_DEL) {
+		was = wheel_del(wheel_of(b, t), &t->wt);
+	} else if (wheel_timer_pending(&t->wt)) {
+		was = wheel_mod(wheel_of(b, t), &t->wt, expires);
+	} else {
+		struct timer_wheel *w = wheel_of(b, t);
+
+		t->wt.flags = (t->wt.flags & ~TIMER_CPUMASK) | self;
+		if (!w->nr_queued)
+			wheel_forward(w, update_jiffies());
+		wheel_add(w, &t->wt, expires);
+	}
+out:
+	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
+	return was;
+}
+
+struct timer_req {
+	enum timer_op op;
+	struct timer_list *t;
+	uint64_t expires;
+	bool result;
+	bool moved;
+	int done;
+	struct thread *waiter;
+	struct llist_node node;
+};
+
+static void run_req(struct timer_req *r)
+{
+	this_base()->stats.remote_ops++;
+	r->result = local_op(r->op, r->t, r->expires, &r->moved);
+}
+
+#ifndef CONFIG_PREEMPT_RT
+static void req_ipi(void *arg)
+{
+	run_req(arg);
+}
+#endif
+
+/* Have `cpu` carry out r. Returns -1 if it is not online. Thread context in the RT build. */
+static int call_owner(unsigned cpu, struct timer_req *r)
+{
+#ifdef CONFIG_PREEMPT_RT
+	struct timer_base *b;
+
+	if (!cpumask_test(&cpu_online_mask, cpu) || !cpu_base(cpu)->thread)
+		return -1;
+	b = cpu_base(cpu);
+	r->done = 0;
+	r->waiter = current_thread();
+	llist_add(&r->node, &b->requests);
+	thread_wake(b->thread);
+	for (;;) {
+		thread_prepare_sleep();
+		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+			break;
+		thread_sleep();
+	}
+	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	return 0;
+#else
+	return smp_call_on_cpu(cpu, req_ipi, r);
+#endif
+}
+
+/* Route an operation on a pending timer to the CPU that holds it. */
+static bool timer_op(enum timer_op op, struct timer_list *t, uint64_t expires)
+{
+	for (;;) {
+		struct timer_req r = { .op = op, .t = t, .expires = expires };
+		unsigned cpu = timer_cpu(t);
+		bool moved = false, was;
+
+		if (!wheel_timer_pending(&t->wt) || cpu == smp_processor_id()) {
+			if (op == OP_DEL && !wheel_timer_pending(&t->wt))
+				return false;
+			was = local_op(op, t, expires, &moved);
+			if (!moved)
+				return was;
+			continue;
+		}
+		if (call_owner(cpu, &r) == 0 && !r.moved)
+			return r.result;
+		/* It moved (or its CPU died and it is being migrated): look again. */
+		arch_cpu_relax();
+	}
+}
+
+void timer_setup(struct timer_list *t, void (*fn)(struct timer_list *t), unsigned flags)
+{
+	wheel_timer_init(&t->wt);
+	t->wt.flags = flags & TIMER_USER_FLAGS;
+	t->fn = fn;
+}
+
+void timer_add(struct timer_list *t, uint64_t expires)
+{
+	bool moved = false;
+
+	local_op(OP_ADD, t, expires, &moved);
+}
+
+int timer_add_on(struct timer_list *t, uint64_t expires, unsigned cpu)
+{
+	struct timer_req r = { .op = OP_ADD, .t = t, .expires = expires };
+
+	t->wt.flags |= TIMER_PINNED;
+	if (cpu == smp_processor_id()) {
+		timer_add(t, expires);
+		return 0;
+	}
+	return call_owner(cpu, &r);
+}
+
+bool mod_timer(struct timer_list *t, uint64_t expires)
+{
+	return timer_op(OP_MOD, t, expires);
+}
+
+bool timer_delete(struct timer_list *t)
+{
+	return timer_op(OP_DEL, t, 0);
+}
+
+bool timer_pending(const struct timer_list *t)
+{
+	return wheel_timer_pending(&t->wt);
+}
+
+bool timer_delete_sync(struct timer_list *t)
+{
+	bool was = timer_delete(t);
+	unsigned cpu = timer_cpu(t);
+	struct timer_base *b;
+
+	if (cpu >= NR_CPUS || !cpu_table[cpu])
+		return was;
+	b = cpu_base(cpu);
+	if (READ_ONCE(b->running) != t)
+		return was;
+	if (cpu == smp_processor_id() && (in_interrupt() || current_thread() == b->thread)) {
+		printk("BUG: timer_delete_sync() from its own callback\n");
+		return was;
+	}
+#ifdef CONFIG_PREEMPT_RT
+	{
+		/* The timer thread takes requests between callbacks: once ours is done, so is
+		 * the callback. */
+		struct timer_req r = { .op = OP_DEL, .t = t };
+
+		if (call_owner(cpu, &r) == 0)
+			was |= r.result;
+	}
+#else
+	/* The callback runs in another CPU's softirq (ours cannot be interrupted by us). */
+	while (READ_ONCE(b->running) == t)
+		arch_cpu_relax();
+#endif
+	return was;
+}
+
+/* ---- expiry ------------------------------------------------------------------------------------ */
+
+static void run_timers(void)
+{
+	struct timer_base *b;
+	struct wheel_timer *wt;
+	unsigned long flags;
+	uint64_t now = update_jiffies();
+
+	local_lock_irqsave(&this_cpu()->tmr.lock, flags);
+	b = this_base();
+	b->stats.softirqs++;
+	wheel_collect(&b->wheel[0], now, &b->expired);
+	wheel_collect(&b->wheel[1], now, &b->expired);
+	while ((wt = wheel_list_pop(&b->expired))) {
+		struct timer_list *t = container_of(wt, struct timer_list, wt);
+
+		WRITE_ONCE(b->running, t);
+		b->stats.callbacks++;
+		/* The base lock is held only around the wheel, never around a callback. */
+		local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
+		t->fn(t);
+		local_lock_irqsave(&this_cpu()->tmr.lock, flags);
+		b = this_base();
+		WRITE_ONCE(b->running, NULL);
+	}
+	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
+}
+
+static bool wheel_due(struct timer_base *b, uint64_t now)
+{
+	return now >= READ_ONCE(b->wheel[0].next_expiry) ||
+	       now >= READ_ONCE(b->wheel[1].next_expiry) || !wheel_list_empty(&b->expired);
+}
+
+static void raise_timer_softirq(struct timer_base *b)
+{
+	__atomic_store_n(&b->softirq_pending, 1, __ATOMIC_RELEASE);
+#ifdef CONFIG_PREEMPT_RT
+	if (b->thread)
+		thread_wake(b->thread);
+#endif
+}
+
+void timer_softirq_irq_exit(void)
+{
+#ifndef CONFIG_PREEMPT_RT
+	struct timer_base *b = this_base();
+
+	if (in_interrupt() || !__atomic_load_n(&b->softirq_pending, __ATOMIC_ACQUIRE))
+		return;
+	while (__atomic_exchange_n(&b->softirq_pending, 0, __ATOMIC_ACQ_REL)) {
+		preempt_count_add(SOFTIRQ_OFFSET);
+		arch_irq_enable();
+		run_timers();
+		arch_irq_disable();
+		preempt_count_add(-SOFTIRQ_OFFSET);
+	}
+#endif
+}
+
+#ifdef CONFIG_PREEMPT_RT
+/* Per-CPU timer thread: wheel callbacks and requests from other CPUs, preemptible. */
+static int timer_thread(void *arg)
+{
+	struct timer_base *b = arg;
+
+	for (;;) {
+		struct llist_node *n;
+
+		thread_prepare_sleep();
+		if (!__atomic_load_n(&b->softirq_pending, __ATOMIC_ACQUIRE) &&
+		    llist_empty(&b->requests))
+			thread_sleep();
+		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		n = llist_reverse(llist_del_all(&b->requests));
+		while (n) {
+			struct timer_req *r = container_of(n, struct timer_req, node);
+			struct thread *waiter = r->waiter;
+
+			n = n->next;
+			run_req(r);
+			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+			thread_wake(waiter);
+		}
+		if (__atomic_exchange_n(&b->softirq_pending, 0, __ATOMIC_ACQ_REL))
+			run_timers();
+	}
+	return 0;
+}
+#endif
+
+/* ---- the tick ------------------------------------------------------------------------------------ */
+
+static enum hrtimer_restart tick_fn(struct hrtimer *h)
+{
+	struct timer_base *b = this_base();
+	uint64_t now;
+
+	b->stats.ticks++;
+	b->tick_stopped = false; /* an idle wake-up for the wheel restarts ticking */
+	now = update_jiffies();
+	sched_tick();
+	if (wheel_due(b, now))
+		raise_timer_softirq(b);
+	hrtimer_forward(h, arch_now_ns(), tick_ns);
+	return HRTIMER_RESTART;
+}
+
+static void clock_event_irq(unsigned vector, void *arg)
+{
+	(void)vector;
+	(void)arg;
+	hrtimer_interrupt();
+}
+
+void tick_idle_enter(void)
+{
+	struct timer_base *b = this_base();
+	uint64_t now, next_hr, next_wheel, next_j;
+
+	if (!b->online || b->tick_stopped)
+		return;
+	now = arch_now_ns();
+	next_hr = hrtimer_next_expiry_except(&b->tick);
+	next_j = READ_ONCE(b->wheel[0].next_expiry); /* deferrable timers do not wake us */
+	next_wheel = next_j == WHEEL_NO_TIMER ? UINT64_MAX : jiffies_to_ns(next_j);
+	if (wheel_due(b, ns_to_jiffies(now)))
+		return;
+	if ((next_hr < UINT64_MAX && next_hr - now <= tick_ns) ||
+	    (next_wheel < UINT64_MAX && next_wheel <= now + tick_ns))
+		return; /* something is due within a tick: keep ticking */
+	b->tick_stopped = true;
+	b->stats.idle_tick_stops++;
+	if (next_wheel < UINT64_MAX)
+		hrtimer_start(&b->tick, next_wheel, HRTIMER_ABS); /* wake for the wheel */
+	else
+		hrtimer_cancel(&b->tick); /* the clock event is left to other hrtimers */
+}
+
+void tick_idle_exit(void)
+{
+	struct timer_base *b = this_base();
+	uint64_t now;
+
+	if (!b->tick_stopped)
+		return;
+	b->tick_stopped = false;
+	now = update_jiffies();
+	if (wheel_due(b, now))
+		raise_timer_softirq(b);
+	hrtimer_start(&b->tick, jiffies_to_ns(now + 1), HRTIMER_ABS);
+}
+
+/* ---- boot and hotplug ---------------------------------------------------------------------------- */
+
+void time_init(void)
+{
+	HZ = (unsigned)cmdline_uint("hz", 1000);
+	if (HZ < 10 || HZ > 10000) {
+		pr_warn("hz=%u out of range 10..10000, using 1000\n", HZ);
+		HZ = 1000;
+	}
+	tick_ns = 1000000000ull / HZ;
+	jiffies = ns_to_jiffies(arch_now_ns());
+	arch_set_irq_handler(VEC_LAPIC_TIMER, clock_event_irq, NULL);
+}
+
+void timers_prepare_cpu(unsigned cpu)
+{
+	struct timer_base *b = cpu_base(cpu);
+	uint64_t now = update_jiffies();
+
+	local_lock_init(&b->lock, "timer_base.lock");
+	wheel_init(&b->wheel[0], now);
+	wheel_init(&b->wheel[1], now);
+	wheel_list_init(&b->expired);
+	b->running = NULL;
+	b->tick_stopped = false;
+	b->online = false;
+	b->softirq_pending = 0;
+	b->requests.first = NULL;
+	memset(&b->stats, 0, sizeof(b->stats));
+	hrtimer_init(&b->tick, tick_fn);
+	hrtimers_prepare_cpu(cpu);
+}
+
+void tick_start_cpu(void)
+{
+	struct timer_base *b = this_base();
+
+	arch_timer_init_cpu();
+	b->online = true;
+	b->tick_stopped = false;
+	hrtimer_start(&b->tick, jiffies_to_ns(update_jiffies() + 1), HRTIMER_ABS);
+}
+
+void tick_stop_cpu(void)
+{
+	struct timer_base *b = this_base();
+
+	b->online = false;
+	hrtimer_cancel(&b->tick);
+	arch_timer_stop();
+}
+
+int timers_online_cpu(unsigned cpu)
+{
+#ifdef CONFIG_PREEMPT_RT
+	struct timer_base *b = cpu_base(cpu);
+	char name[16];
+
+	if (b->thread)
+		return 0; /* created at the first bring-up; parked while the CPU was away */
+	snprintf(name, sizeof(name), "ktimers/%u", cpu);
+	b->thread = thread_run(name, timer_thread, b, TIMER_THREAD_PRIO, (int)cpu);
+	return b->thread ? 0 : -12;
+#else
+	(void)cpu;
+	return 0;
+#endif
+}
+
+/* Point every timer queued in w at `cpu` (before the wheel moves them there). */
+static void retarget(struct timer_wheel *w, unsigned cpu)
+{
+	unsigned i;
+
+	for (i = 0; i < WHEEL_SIZE; i++) {
+		struct wheel_node *n;
+
+		for (n = w->buckets[i]; n; n = n->next) {
+			struct wheel_timer *wt = container_of(n, struct wheel_timer, node);
+
+			WRITE_ONCE(wt->flags, (wt->flags & ~TIMER_CPUMASK) | cpu);
+		}
+	}
+}
+
+unsigned timers_dead_cpu(unsigned cpu)
+{
+	struct timer_base *dead = cpu_base(cpu), *b;
+	struct wheel_timer *wt;
+	unsigned long flags;
+	unsigned self, moved = 0, i;
+	uint64_t now;
+
+	local_lock_irqsave(&this_cpu()->tmr.lock, flags);
+	b = this_base();
+	self = smp_processor_id();
+	now = update_jiffies();
+	/* The dead CPU runs nothing: its base is ours to empty without its lock. */
+	for (i = 0; i < 2; i++) {
+		retarget(&dead->wheel[i], self);
+		if (!b->wheel[i].nr_queued)
+			wheel_forward(&b->wheel[i], now);
+		moved += wheel_migrate(&b->wheel[i], &dead->wheel[i]);
+	}
+	/* Collected but never run: queue them here, expiries unchanged (they are due). */
+	while ((wt = wheel_list_pop(&dead->expired))) {
+		struct timer_list *t = container_of(wt, struct timer_list, wt);
+
+		t->wt.flags = (t->wt.flags & ~TIMER_CPUMASK) | self;
+		wheel_add(wheel_of(b, t), &t->wt, t->wt.expires);
+		moved++;
+	}
+	b->stats.migrated_in += moved;
+	if (moved && wheel_due(b, now))
+		raise_timer_softirq(b);
+	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
+	moved += hrtimers_dead_cpu(cpu);
+	return moved;
+}
+
+void timer_get_stats(unsigned cpu, struct wheel_stats *wheel, struct timer_cpu_stats *base)
+{
+	struct cpu *c = cpu < NR_CPUS ? cpu_table[cpu] : NULL;
+	struct wheel_stats w1;
+
+	memset(wheel, 0, sizeof(*wheel));
+	memset(base, 0, sizeof(*base));
+	if (!c)
+		return;
+	/* Racy snapshots of counters: fine for reports. */
+	wheel_read_stats(&c->tmr.wheel[0], wheel);
+	wheel_read_stats(&c->tmr.wheel[1], &w1);
+	wheel_stats_accumulate(wheel, &w1);
+	*base = c->tmr.stats;
+}

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: MIT
+"""Timekeeping self-tests on the real VMM: LAPIC clock events, hrtimers, the wheel, nohz."""
+import pytest
+
+from vm import GUESTS, run_plugvm, selftests
+
+TIMER_TESTS = ["timer_hrtimer_sleep", "timer_wheel_order", "timer_idle_quiet", "timer_storm",
+               "timer_remote"]
+
+
+@pytest.mark.parametrize("build", ["mainline", "rt"])
+@pytest.mark.parametrize("ncpus", [1, 4])
+def test_timer_selftests(build, ncpus):
+    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", str(ncpus),
+                        "--append", "selftest=" + ",".join(TIMER_TESTS))
+    assert rc == 0, vm.transcript()
+    assert selftests(vm) == {t: "pass" for t in TIMER_TESTS}, vm.transcript()
+    # The clock event mode and frequency are printed at boot: plugvm offers TSC-deadline.
+    assert vm.lines(r"^plugvm-guest: clock event tsc-deadline at \d+ kHz, TSC \d+ kHz, HZ 1000$")
+    for ns in (100000, 1000000, 5000000):
+        assert vm.lines(rf"^selftest timer_hrtimer_sleep: sleep_ns={ns} late_ns min=\d+ "), \
+            vm.transcript()
+    assert vm.lines(r"^selftest timer_storm: timers=600 armings=\d+ cancelled=\d+ ")
+    if ncpus > 1:
+        m = vm.wait_for(r"^selftest timer_idle_quiet: cpu=\d+ window_ms=300 ticks=(\d+) ")
+        assert int(m.group(1)) <= 30, vm.transcript()
+
+
+def test_oneshot_clock_event_and_other_hz():
+    # One-shot LAPIC mode (the fallback without TSC-deadline) and a 250 Hz tick.
+    rc, vm = run_plugvm("--smp", "2", "--append",
+                        "clockevent=oneshot hz=250 selftest=timer_hrtimer_sleep,timer_wheel_order")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: clock event oneshot at \d+ kHz, TSC \d+ kHz, HZ 250$")
+    assert selftests(vm) == {"timer_hrtimer_sleep": "pass", "timer_wheel_order": "pass"}
