@@ -7,8 +7,8 @@
 
 #include "log.h"
 
-int bus_register(struct bus *bus, uint64_t base, uint64_t len, bus_handler_fn handler,
-		 void *opaque, const char *name)
+int bus_register(struct bus *bus, uint64_t base, uint64_t len, bus_handler_fn handler, void *opaque,
+		 const char *name)
 {
 	int i, pos = bus->nr;
 

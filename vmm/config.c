@@ -12,24 +12,24 @@
 #include "plugvm_abi.h"
 
 const char config_usage[] =
-	"usage: plugvm [options]\n"
-	"\n"
-	"Boot a guest kernel (ELF with a PVH entry note) on /dev/kvm.\n"
-	"\n"
-	"  -smp, --smp N[,maxcpus=M][,sockets=S][,cores=C][,threads=T]\n"
-	"                         vCPUs at boot (default 1) and possible vCPUs (default N,\n"
-	"                         at most 1024 and KVM's limit)\n"
-	"  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G suffix (default 64M)\n"
-	"  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
-	"  -append, --append STR  guest command line (at most 4095 bytes)\n"
-	"  -v, --verbose          more diagnostics (twice for debug)\n"
-	"  -q, --quiet            errors only\n"
-	"  -h, --help             this text\n"
-	"  -V, --version          version and ABI\n"
-	"\n"
-	"Exit status: 0 guest powered off, odd = guest isa-debug-exit ((value << 1) | 1),\n"
-	"2 bad usage, 4 host/KVM setup failure, 6 guest crash, 8 VMM failure,\n"
-	"128+N ended by signal N.\n";
+    "usage: plugvm [options]\n"
+    "\n"
+    "Boot a guest kernel (ELF with a PVH entry note) on /dev/kvm.\n"
+    "\n"
+    "  -smp, --smp N[,maxcpus=M][,sockets=S][,cores=C][,threads=T]\n"
+    "                         vCPUs at boot (default 1) and possible vCPUs (default N,\n"
+    "                         at most 1024 and KVM's limit)\n"
+    "  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G suffix (default 64M)\n"
+    "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
+    "  -append, --append STR  guest command line (at most 4095 bytes)\n"
+    "  -v, --verbose          more diagnostics (twice for debug)\n"
+    "  -q, --quiet            errors only\n"
+    "  -h, --help             this text\n"
+    "  -V, --version          version and ABI\n"
+    "\n"
+    "Exit status: 0 guest powered off, odd = guest isa-debug-exit ((value << 1) | 1),\n"
+    "2 bad usage, 4 host/KVM setup failure, 6 guest crash, 8 VMM failure,\n"
+    "128+N ended by signal N.\n";
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -68,10 +68,21 @@ int config_parse_mem(const char *s, uint64_t *out)
 
 	if (len && strchr("kKmMgGtT", s[len - 1])) {
 		switch (s[len - 1]) {
-		case 'k': case 'K': shift = 10; break;
-		case 'm': case 'M': shift = 20; break;
-		case 'g': case 'G': shift = 30; break;
-		default: shift = 40; break;
+		case 'k':
+		case 'K':
+			shift = 10;
+			break;
+		case 'm':
+		case 'M':
+			shift = 20;
+			break;
+		case 'g':
+		case 'G':
+			shift = 30;
+			break;
+		default:
+			shift = 40;
+			break;
 		}
 		len--;
 	}
@@ -84,8 +95,7 @@ int config_parse_mem(const char *s, uint64_t *out)
 	return 0;
 }
 
-int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char *err,
-		     size_t errlen)
+int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char *err, size_t errlen)
 {
 	unsigned long long cpus = 0, maxcpus = 0, topo[4] = { 1, 1, 1, 1 };
 	static const char *const topo_keys[4] = { "sockets", "dies", "cores", "threads" };
@@ -124,8 +134,8 @@ int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char 
 				if (klen == strlen(topo_keys[i]) && !strncmp(p, topo_keys[i], klen))
 					break;
 			if (i == 4) {
-				set_err(err, errlen, "--smp: unknown key '%.*s' in '%s'", (int)klen, p,
-					s);
+				set_err(err, errlen, "--smp: unknown key '%.*s' in '%s'", (int)klen,
+					p, s);
 				return -EINVAL;
 			}
 			topo[i] = v;
@@ -155,9 +165,10 @@ int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char 
 		if (!maxcpus)
 			maxcpus = prod;
 		if (prod != maxcpus) {
-			set_err(err, errlen,
-				"--smp: sockets*dies*cores*threads = %llu differs from maxcpus %llu",
-				prod, maxcpus);
+			set_err(
+			    err, errlen,
+			    "--smp: sockets*dies*cores*threads = %llu differs from maxcpus %llu",
+			    prod, maxcpus);
 			return -EINVAL;
 		}
 	}
@@ -179,11 +190,19 @@ int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char 
 	return 0;
 }
 
-enum opt_id { OPT_SMP, OPT_MEM, OPT_KERNEL, OPT_APPEND, OPT_VERBOSE, OPT_QUIET, OPT_HELP,
-	      OPT_VERSION };
+enum opt_id {
+	OPT_SMP,
+	OPT_MEM,
+	OPT_KERNEL,
+	OPT_APPEND,
+	OPT_VERBOSE,
+	OPT_QUIET,
+	OPT_HELP,
+	OPT_VERSION
+};
 
 struct opt {
-	const char *names[3];	/* without leading dashes */
+	const char *names[3]; /* without leading dashes */
 	enum opt_id id;
 	bool has_arg;
 };
@@ -205,7 +224,8 @@ static const struct opt *find_opt(const char *name, size_t len)
 
 	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
 		for (j = 0; j < 3 && opts[i].names[j]; j++)
-			if (strlen(opts[i].names[j]) == len && !strncmp(opts[i].names[j], name, len))
+			if (strlen(opts[i].names[j]) == len &&
+			    !strncmp(opts[i].names[j], name, len))
 				return &opts[i];
 	return NULL;
 }
@@ -269,7 +289,8 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 			break;
 		case OPT_MEM:
 			if (config_parse_mem(val, &cfg->mem_bytes)) {
-				set_err(err, errlen, "-m: bad memory size '%s' (e.g. 64M, 1G)", val);
+				set_err(err, errlen, "-m: bad memory size '%s' (e.g. 64M, 1G)",
+					val);
 				return CONFIG_ERROR;
 			}
 			if (cfg->mem_bytes < CONFIG_MIN_MEM_BYTES ||

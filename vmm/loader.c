@@ -81,7 +81,7 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 	uint64_t lowest = UINT64_MAX, highest = 0;
 	bool have_entry = false, entry_loaded = false;
 	uint32_t entry = 0;
-	Elf64_Phdr load_x[64];	/* executable PT_LOADs; e_phnum <= 64 */
+	Elf64_Phdr load_x[64]; /* executable PT_LOADs; e_phnum <= 64 */
 	int i, pass, nr_x = 0;
 
 	if (len < sizeof(eh) || memcmp(img, ELFMAG, SELFMAG))
@@ -134,12 +134,13 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 				if (ph.p_paddr < LAYOUT_KERNEL_MIN ||
 				    ph.p_paddr + ph.p_memsz < ph.p_paddr ||
 				    !mem_gpa_ptr(m, ph.p_paddr, ph.p_memsz))
-					return fail(err, errlen, -E2BIG,
-						    "kernel segment %d [%#llx-%#llx) does not fit guest "
-						    "RAM (%llu MiB, kernel must load at or above 1 MiB)",
-						    i, (unsigned long long)ph.p_paddr,
-						    (unsigned long long)(ph.p_paddr + ph.p_memsz),
-						    (unsigned long long)(m->size >> 20));
+					return fail(
+					    err, errlen, -E2BIG,
+					    "kernel segment %d [%#llx-%#llx) does not fit guest "
+					    "RAM (%llu MiB, kernel must load at or above 1 MiB)",
+					    i, (unsigned long long)ph.p_paddr,
+					    (unsigned long long)(ph.p_paddr + ph.p_memsz),
+					    (unsigned long long)(m->size >> 20));
 				if (ph.p_paddr < lowest)
 					lowest = ph.p_paddr;
 				if (ph.p_paddr + ph.p_memsz > highest)
@@ -158,7 +159,8 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 		if (pass == 0 && highest == 0)
 			return fail(err, errlen, -ENOEXEC, "ELF has no loadable segment");
 		for (i = 0; pass == 0 && i < nr_x; i++)
-			if (entry >= load_x[i].p_paddr && entry - load_x[i].p_paddr < load_x[i].p_filesz)
+			if (entry >= load_x[i].p_paddr &&
+			    entry - load_x[i].p_paddr < load_x[i].p_filesz)
 				entry_loaded = true;
 	}
 	out->entry = entry;
@@ -187,9 +189,10 @@ int loader_load_file(struct guest_mem *m, const char *path, struct loaded_kernel
 		goto out_close;
 	}
 	if ((uint64_t)st.st_size > LOADER_MAX_FILE_BYTES || (uint64_t)st.st_size > m->size) {
-		ret = fail(err, errlen, -E2BIG, "kernel %s: %lld bytes is too large for %llu MiB of "
-			   "guest RAM", path, (long long)st.st_size,
-			   (unsigned long long)(m->size >> 20));
+		ret = fail(err, errlen, -E2BIG,
+			   "kernel %s: %lld bytes is too large for %llu MiB of "
+			   "guest RAM",
+			   path, (long long)st.st_size, (unsigned long long)(m->size >> 20));
 		goto out_close;
 	}
 	buf = malloc((size_t)st.st_size + 1);

@@ -18,14 +18,14 @@
 #include <unistd.h>
 
 #define FLOOR_MEM_BYTES 0x10000ul /* one 64 KiB slot at guest physical 0 */
-#define FLOOR_ENTRY	0x1000ul   /* where the `hlt` sits; CS base 0, IP 0x1000 */
+#define FLOOR_ENTRY	0x1000ul /* where the `hlt` sits; CS base 0, IP 0x1000 */
 #define FLOOR_MAX_VCPUS 1024
 
 struct floor_vcpu {
 	int fd;
 	struct kvm_run *run;
 	pthread_t thread;
-	int err;	  /* 0, or errno of the failing step */
+	int err; /* 0, or errno of the failing step */
 	const char *what; /* the failing step when err != 0 */
 };
 
@@ -89,8 +89,8 @@ int main(int argc, char **argv)
 	int r, status = 0;
 	unsigned long i;
 
-	if (argc > 2 || (argc == 2 && (sscanf(argv[1], "%lu", &n) != 1 || n == 0 ||
-				       n > FLOOR_MAX_VCPUS))) {
+	if (argc > 2 ||
+	    (argc == 2 && (sscanf(argv[1], "%lu", &n) != 1 || n == 0 || n > FLOOR_MAX_VCPUS))) {
 		fprintf(stderr, "usage: kvm_floor [N]  (1 <= N <= %d vCPUs)\n", FLOOR_MAX_VCPUS);
 		return 2;
 	}
@@ -105,8 +105,8 @@ int main(int argc, char **argv)
 	if (vm_fd < 0)
 		die("KVM_CREATE_VM", errno);
 
-	mem = mmap(NULL, FLOOR_MEM_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		   0);
+	mem =
+	    mmap(NULL, FLOOR_MEM_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		die("mmap guest memory", errno);
 	mem[FLOOR_ENTRY] = 0xf4; /* hlt */
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 		if (vcpus[i].fd < 0)
 			die("KVM_CREATE_VCPU", errno);
 		vcpus[i].run =
-			mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpus[i].fd, 0);
+		    mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpus[i].fd, 0);
 		if (vcpus[i].run == MAP_FAILED)
 			die("mmap kvm_run", errno);
 		r = pthread_create(&vcpus[i].thread, NULL, vcpu_main, &vcpus[i]);

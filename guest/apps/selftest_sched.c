@@ -51,13 +51,13 @@ static void lat_report(const char *what, const struct lat *l)
 			(unsigned long)arch_tsc_to_ns(avg));
 }
 
-/* The highest-numbered online CPU other than `not` (or `not` itself when alone). */
-static unsigned other_cpu(unsigned not)
+/* The highest-numbered online CPU other than `except` (or `except` itself when alone). */
+static unsigned other_cpu(unsigned except)
 {
-	unsigned cpu, pick = not;
+	unsigned cpu, pick = except;
 
 	for_each_cpu(cpu, &cpu_online_mask)
-		if (cpu != not)
+		if (cpu != except)
 			pick = cpu;
 	return pick;
 }
@@ -98,7 +98,7 @@ struct worker {
 	struct thread *t;
 	unsigned id;
 	uint64_t result;
-	uint64_t cpus_seen;	/* bit per CPU (first 64) */
+	uint64_t cpus_seen; /* bit per CPU (first 64) */
 	struct completion *prev_done, *done;
 };
 
@@ -188,8 +188,7 @@ static int test_sched_threads(void)
 	if (!ret && ncpu > 1 && popcount64(seen) < 2)
 		ret = selftest_fail("%u threads all ran on one CPU", n);
 	if (!ret)
-		selftest_report("threads=%u cpus=%u cpus_used=%d", n, ncpu,
-				popcount64(seen));
+		selftest_report("threads=%u cpus=%u cpus_used=%d", n, ncpu, popcount64(seen));
 	kfree(w);
 	kfree(c);
 	return ret;
@@ -200,12 +199,12 @@ SELFTEST("sched_threads", test_sched_threads);
 
 struct wake_test {
 	struct thread *high;
-	volatile int ran;	/* set by the high thread when it runs */
+	volatile int ran; /* set by the high thread when it runs */
 	volatile int stop;
-	uint64_t t_wake;	/* TSC when the wake-up was issued */
-	uint64_t t_run;		/* TSC when the high thread ran */
+	uint64_t t_wake; /* TSC when the wake-up was issued */
+	uint64_t t_run; /* TSC when the high thread ran */
 	unsigned on_cpu;
-	int from_irq;		/* the low thread raises the interrupt itself */
+	int from_irq; /* the low thread raises the interrupt itself */
 	unsigned rounds;
 	struct lat lat;
 	struct completion go;
@@ -297,7 +296,8 @@ static int wake_latency(int from_irq)
 			wt->t_wake = arch_tsc();
 			thread_wake(wt->high);
 			if (!spin_until(&wt->ran, 2000000000ull)) {
-				ret = selftest_fail("high thread did not run within 2 s (round %u)", i);
+				ret = selftest_fail("high thread did not run within 2 s (round %u)",
+						    i);
 				break;
 			}
 			if (wt->on_cpu != target && !ret)
@@ -535,11 +535,11 @@ SELFTEST("lock_local", test_lock_local);
 
 struct lp_test {
 	struct thread *high;
-	volatile int holding;	/* the low thread holds the local lock */
+	volatile int holding; /* the low thread holds the local lock */
 	volatile int high_ran;
 	volatile int high_saw_holding;
 	uint64_t t_wake, t_run;
-	int need_lock;		/* the high thread takes the same lock (priority inheritance) */
+	int need_lock; /* the high thread takes the same lock (priority inheritance) */
 	volatile int low_boosted_prio;
 };
 

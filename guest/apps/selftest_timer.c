@@ -52,10 +52,10 @@ SELFTEST("timer_hrtimer_sleep", test_timer_hrtimer_sleep);
 
 struct order_timer {
 	struct timer_list t;
-	uint64_t requested;	/* jiffy asked for */
+	uint64_t requested; /* jiffy asked for */
 	uint64_t fired_jiffy;
-	unsigned level;		/* wheel level it was queued on */
-	unsigned seq;		/* order of firing */
+	unsigned level; /* wheel level it was queued on */
+	unsigned seq; /* order of firing */
 	int fired;
 };
 
@@ -78,8 +78,8 @@ static void order_fn(struct timer_list *t)
 static int test_timer_wheel_order(void)
 {
 	/* Distances in ticks across levels 0-2 (level 2 starts at 504 ticks). */
-	static const unsigned dist[] = { 1, 2, 3, 7, 15, 40, 62, 63, 64, 100, 200, 300, 503, 504,
-					 600, 700 };
+	static const unsigned dist[] = { 1,  2,	  3,   7,   15,	 40,  62,  63,
+					 64, 100, 200, 300, 503, 504, 600, 700 };
 	struct order_timer *o = kzalloc(sizeof(*o) * ARRAY_SIZE(dist));
 	uint64_t max_late = 0;
 	unsigned i, j, slow = 0;
@@ -120,10 +120,10 @@ static int test_timer_wheel_order(void)
 		 * than both their levels' granules runs after it. */
 		for (j = 0; j < ARRAY_SIZE(dist); j++)
 			if (o[j].requested > o[i].requested + wheel_level_gran(o[i].level) +
-						     wheel_level_gran(o[j].level) &&
+						 wheel_level_gran(o[j].level) &&
 			    o[j].seq < o[i].seq)
-				ret = selftest_fail("+%u (due %lu) ran before +%u (due %lu)", dist[j],
-						    (unsigned long)o[j].requested, dist[i],
+				ret = selftest_fail("+%u (due %lu) ran before +%u (due %lu)",
+						    dist[j], (unsigned long)o[j].requested, dist[i],
 						    (unsigned long)o[i].requested);
 		if (ret)
 			break;
@@ -174,9 +174,9 @@ SELFTEST("timer_idle_quiet", test_timer_idle_quiet);
 
 struct storm_timer {
 	struct timer_list t;
-	unsigned arms;		/* times it was armed from idle */
+	unsigned arms; /* times it was armed from idle */
 	unsigned fires;
-	unsigned cancels;	/* timer_delete() that found it pending */
+	unsigned cancels; /* timer_delete() that found it pending */
 	int early;
 };
 
@@ -256,11 +256,12 @@ static int test_timer_storm(void)
 		if (s[i].early)
 			ret = selftest_fail("timer %u fired before its expiry", i);
 		else if (timer_pending(&s[i].t))
-			ret = selftest_fail("timer %u still pending after its expiry (%lu < %lu)", i,
-					    (unsigned long)jiffies, (unsigned long)s[i].t.wt.expires);
+			ret =
+			    selftest_fail("timer %u still pending after its expiry (%lu < %lu)", i,
+					  (unsigned long)jiffies, (unsigned long)s[i].t.wt.expires);
 		else if (s[i].fires + s[i].cancels != s[i].arms)
-			ret = selftest_fail("timer %u: %u armings ended in %u fires and %u cancels", i,
-					    s[i].arms, s[i].fires, s[i].cancels);
+			ret = selftest_fail("timer %u: %u armings ended in %u fires and %u cancels",
+					    i, s[i].arms, s[i].fires, s[i].cancels);
 		if (ret)
 			break;
 		fires += s[i].fires;

@@ -9,7 +9,7 @@
 #define ACPI_MAX_TABLE_LEN (16u << 20)
 
 static struct acpi_info info;
-static const struct plugvm_acpi_header *root;	/* XSDT or RSDT */
+static const struct plugvm_acpi_header *root; /* XSDT or RSDT */
 static unsigned root_entry_size;
 
 const struct acpi_info *acpi_get_info(void)
@@ -169,7 +169,7 @@ static void parse_fadt(const struct plugvm_acpi_header *h)
 	info.have_fadt = true;
 	info.sci_irq = f->sci_int;
 	info.sci_gsi = f->sci_int;
-	info.sci_level = true;	/* ACPI: the SCI is level, active low, unless overridden */
+	info.sci_level = true; /* ACPI: the SCI is level, active low, unless overridden */
 	info.sci_active_low = true;
 	info.smi_cmd = f->smi_cmd;
 	info.acpi_enable = f->acpi_enable;
@@ -190,7 +190,7 @@ static void parse_fadt(const struct plugvm_acpi_header *h)
 }
 
 #define SEEN_IDS 4096
-static uint64_t seen_ids[SEEN_IDS / 64];	/* APIC IDs below SEEN_IDS already listed */
+static uint64_t seen_ids[SEEN_IDS / 64]; /* APIC IDs below SEEN_IDS already listed */
 
 static bool seen_before(uint32_t apic_id)
 {

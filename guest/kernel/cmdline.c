@@ -23,7 +23,7 @@ const char *cmdline_get(void)
 struct word {
 	const char *name;
 	size_t name_len;
-	const char *value;	/* NULL for a bare word */
+	const char *value; /* NULL for a bare word */
 	size_t value_len;
 };
 

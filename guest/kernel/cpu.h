@@ -19,14 +19,14 @@
 #include "kernel/timer.h"
 
 struct cpu {
-	struct cpu *self;	/* must stay first: this_cpu() reads it */
-	int preempt_count;	/* see preempt.h; only this CPU writes it */
-	int need_resched;	/* set by wake-ups, cleared by schedule() */
+	struct cpu *self; /* must stay first: this_cpu() reads it */
+	int preempt_count; /* see preempt.h; only this CPU writes it */
+	int need_resched; /* set by wake-ups, cleared by schedule() */
 	unsigned id;
 	uint32_t apic_id;
-	struct rq rq;		/* the run queue; its local_lock guards it */
-	struct hrtimer_base hrt;	/* high-resolution timers */
-	struct timer_base tmr;		/* timer wheels and the tick */
+	struct rq rq; /* the run queue; its local_lock guards it */
+	struct hrtimer_base hrt; /* high-resolution timers */
+	struct timer_base tmr; /* timer wheels and the tick */
 	struct lockdep_task irq_lockdep; /* held locks of interrupt context on this CPU */
 	struct arch_cpu arch;
 };

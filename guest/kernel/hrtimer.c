@@ -116,8 +116,7 @@ bool hrtimer_cancel(struct hrtimer *t)
 		{
 			struct remote_cancel rc = { t, false, false };
 
-			if (smp_call_on_cpu((unsigned)cpu, cancel_on_owner, &rc) == 0 &&
-			    !rc.moved)
+			if (smp_call_on_cpu((unsigned)cpu, cancel_on_owner, &rc) == 0 && !rc.moved)
 				return rc.removed;
 		}
 		/* It moved between our look and the IPI (or that CPU went away): again. */

@@ -19,28 +19,28 @@
 
 enum hrtimer_restart {
 	HRTIMER_NORESTART,
-	HRTIMER_RESTART,	/* the callback moved expires forward: queue it again */
+	HRTIMER_RESTART, /* the callback moved expires forward: queue it again */
 };
 
 enum hrtimer_mode {
-	HRTIMER_ABS,	/* expires is ns since boot */
-	HRTIMER_REL,	/* expires is ns from now */
+	HRTIMER_ABS, /* expires is ns since boot */
+	HRTIMER_REL, /* expires is ns from now */
 };
 
 struct hrtimer {
-	struct tq_node node;	/* node.expires: ns since boot */
+	struct tq_node node; /* node.expires: ns since boot */
 	enum hrtimer_restart (*fn)(struct hrtimer *t);
-	int cpu;		/* the CPU whose queue holds it, -1 while not queued */
-	int running_on;		/* the CPU running its callback, -1 if none */
-	bool cancelled;		/* cancelled from its own callback: do not restart */
+	int cpu; /* the CPU whose queue holds it, -1 while not queued */
+	int running_on; /* the CPU running its callback, -1 if none */
+	bool cancelled; /* cancelled from its own callback: do not restart */
 };
 
 struct hrtimer_stats {
 	uint64_t started;
 	uint64_t cancelled;
 	uint64_t expired;
-	uint64_t interrupts;	/* clock-event interrupts taken */
-	uint64_t reprograms;	/* clock-event writes */
+	uint64_t interrupts; /* clock-event interrupts taken */
+	uint64_t reprograms; /* clock-event writes */
 	uint64_t lateness_max_ns; /* expiry handling minus expires (interrupt latency) */
 };
 
@@ -48,10 +48,10 @@ struct hrtimer_base {
 	local_lock_t lock;
 	/* Guarded by lock, interrupts off: */
 	struct timerqueue queue;
-	struct hrtimer *running;	/* callback in progress */
-	uint64_t programmed_ns;		/* clock event set for this time; UINT64_MAX: off */
-	bool in_interrupt;		/* expiry loop running: it programs at the end */
-	bool nohz_suppress_tick;	/* tickless idle: the tick is not programmed */
+	struct hrtimer *running; /* callback in progress */
+	uint64_t programmed_ns; /* clock event set for this time; UINT64_MAX: off */
+	bool in_interrupt; /* expiry loop running: it programs at the end */
+	bool nohz_suppress_tick; /* tickless idle: the tick is not programmed */
 	struct hrtimer_stats stats;
 };
 

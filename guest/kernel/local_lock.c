@@ -54,8 +54,7 @@ void migrate_enable(void)
 	barrier();
 	if (!t)
 		return;
-	if (--t->migrate_disabled == 0 && !this_cpu()->rq.active && !t->is_idle &&
-	    t->pinned < 0) {
+	if (--t->migrate_disabled == 0 && !this_cpu()->rq.active && !t->is_idle && t->pinned < 0) {
 		/* It stayed only because of migrate_disable(): leave the dying CPU now. */
 		this_cpu()->need_resched = 1;
 		preempt_check_resched();
@@ -139,7 +138,8 @@ static void rt_lock_slow(local_lock_t *l, struct thread *me)
 
 		if (!(v & ~OWNER_WAITERS)) {
 			/* Free (maybe with waiters queued: we may still take it). */
-			uintptr_t nv = (uintptr_t)me | (list_empty(&l->waiters) ? 0 : OWNER_WAITERS);
+			uintptr_t nv =
+			    (uintptr_t)me | (list_empty(&l->waiters) ? 0 : OWNER_WAITERS);
 
 			if (__atomic_compare_exchange_n(&l->owner, &v, nv, false, __ATOMIC_ACQUIRE,
 							__ATOMIC_RELAXED)) {

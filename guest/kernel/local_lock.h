@@ -38,11 +38,11 @@ struct thread;
 
 typedef struct {
 #ifdef CONFIG_PREEMPT_RT
-	uintptr_t owner;		/* struct thread *, bit 0 = has waiters; atomics */
-	struct spinlock wait_lock;	/* guards waiters and setting bit 0 */
-	struct list_head waiters;	/* blocked threads, highest priority first */
+	uintptr_t owner; /* struct thread *, bit 0 = has waiters; atomics */
+	struct spinlock wait_lock; /* guards waiters and setting bit 0 */
+	struct list_head waiters; /* blocked threads, highest priority first */
 #else
-	int acquired;			/* held on this CPU */
+	int acquired; /* held on this CPU */
 #endif
 	const char *name;
 	struct lockdep_map dep_map;
@@ -61,38 +61,38 @@ void rt_local_lock(local_lock_t *l);
 bool rt_local_trylock(local_lock_t *l);
 void rt_local_unlock(local_lock_t *l);
 
-#define local_lock(lp)                                                                             \
-	do {                                                                                       \
-		migrate_disable();                                                                 \
-		rt_local_lock(lp);                                                                 \
+#define local_lock(lp)             \
+	do {                       \
+		migrate_disable(); \
+		rt_local_lock(lp); \
 	} while (0)
-#define local_unlock(lp)                                                                           \
-	do {                                                                                       \
-		rt_local_unlock(lp);                                                               \
-		migrate_enable();                                                                  \
+#define local_unlock(lp)             \
+	do {                         \
+		rt_local_unlock(lp); \
+		migrate_enable();    \
 	} while (0)
 /* PREEMPT_RT semantics: interrupts stay enabled; flags is set to 0. */
-#define local_lock_irqsave(lp, flags)                                                              \
-	do {                                                                                       \
-		(flags) = 0;                                                                       \
-		local_lock(lp);                                                                    \
+#define local_lock_irqsave(lp, flags) \
+	do {                          \
+		(flags) = 0;          \
+		local_lock(lp);       \
 	} while (0)
-#define local_unlock_irqrestore(lp, flags)                                                         \
-	do {                                                                                       \
-		(void)(flags);                                                                     \
-		local_unlock(lp);                                                                  \
+#define local_unlock_irqrestore(lp, flags) \
+	do {                               \
+		(void)(flags);             \
+		local_unlock(lp);          \
 	} while (0)
 /* Fails in hard interrupt context (a sleeping lock cannot be waited for there). */
-#define local_trylock(lp)                                                                          \
-	({                                                                                         \
-		bool __ok = false;                                                                 \
-		if (!in_hardirq()) {                                                               \
-			migrate_disable();                                                         \
-			__ok = rt_local_trylock(lp);                                               \
-			if (!__ok)                                                                 \
-				migrate_enable();                                                  \
-		}                                                                                  \
-		__ok;                                                                              \
+#define local_trylock(lp)                            \
+	({                                           \
+		bool __ok = false;                   \
+		if (!in_hardirq()) {                 \
+			migrate_disable();           \
+			__ok = rt_local_trylock(lp); \
+			if (!__ok)                   \
+				migrate_enable();    \
+		}                                    \
+		__ok;                                \
 	})
 #else
 static inline void migrate_disable(void)
@@ -130,37 +130,37 @@ static inline bool __local_lock_try(local_lock_t *l)
 	return true;
 }
 
-#define local_lock(lp)                                                                             \
-	do {                                                                                       \
-		preempt_disable();                                                                 \
-		__local_lock_acquire(lp);                                                          \
+#define local_lock(lp)                    \
+	do {                              \
+		preempt_disable();        \
+		__local_lock_acquire(lp); \
 	} while (0)
-#define local_unlock(lp)                                                                           \
-	do {                                                                                       \
-		__local_lock_release(lp);                                                          \
-		preempt_enable();                                                                  \
+#define local_unlock(lp)                  \
+	do {                              \
+		__local_lock_release(lp); \
+		preempt_enable();         \
 	} while (0)
-#define local_lock_irqsave(lp, flags)                                                              \
-	do {                                                                                       \
-		(flags) = arch_irq_save();                                                         \
-		preempt_disable();                                                                 \
-		__local_lock_acquire(lp);                                                          \
+#define local_lock_irqsave(lp, flags)      \
+	do {                               \
+		(flags) = arch_irq_save(); \
+		preempt_disable();         \
+		__local_lock_acquire(lp);  \
 	} while (0)
-#define local_unlock_irqrestore(lp, flags)                                                         \
-	do {                                                                                       \
-		__local_lock_release(lp);                                                          \
-		preempt_enable_no_resched();                                                       \
-		arch_irq_restore(flags);                                                           \
-		preempt_check_resched();                                                           \
+#define local_unlock_irqrestore(lp, flags)   \
+	do {                                 \
+		__local_lock_release(lp);    \
+		preempt_enable_no_resched(); \
+		arch_irq_restore(flags);     \
+		preempt_check_resched();     \
 	} while (0)
-#define local_trylock(lp)                                                                          \
-	({                                                                                         \
-		bool __ok;                                                                         \
-		preempt_disable();                                                                 \
-		__ok = __local_lock_try(lp);                                                       \
-		if (!__ok)                                                                         \
-			preempt_enable();                                                          \
-		__ok;                                                                              \
+#define local_trylock(lp)                    \
+	({                                   \
+		bool __ok;                   \
+		preempt_disable();           \
+		__ok = __local_lock_try(lp); \
+		if (!__ok)                   \
+			preempt_enable();    \
+		__ok;                        \
 	})
 #endif
 
@@ -171,10 +171,10 @@ static inline bool __local_lock_try(local_lock_t *l)
  * are off, and other CPUs never take it.
  */
 #ifdef CONFIG_PREEMPT_RT
-#define local_lock_irqs_off(lp) rt_local_lock(lp)
+#define local_lock_irqs_off(lp)	  rt_local_lock(lp)
 #define local_unlock_irqs_off(lp) rt_local_unlock(lp)
 #else
-#define local_lock_irqs_off(lp) __local_lock_acquire(lp)
+#define local_lock_irqs_off(lp)	  __local_lock_acquire(lp)
 #define local_unlock_irqs_off(lp) __local_lock_release(lp)
 #endif
 

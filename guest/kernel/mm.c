@@ -13,12 +13,12 @@
 
 static struct spinlock page_lock = SPINLOCK_INIT("pages");
 /* Guarded by page_lock: */
-static uintptr_t base;		/* address of page 0 */
+static uintptr_t base; /* address of page 0 */
 static size_t nr_pages;
 static size_t nr_free;
-static uint64_t *bitmap;	/* 1 = in use */
-static size_t hint;		/* no free page below this index */
-static size_t first_page;	/* pages below this one hold the bitmap */
+static uint64_t *bitmap; /* 1 = in use */
+static size_t hint; /* no free page below this index */
+static size_t first_page; /* pages below this one hold the bitmap */
 
 static bool page_used(size_t i)
 {
@@ -165,16 +165,16 @@ void page_free(void *p, size_t n)
 
 #define KM_MIN_SHIFT 5
 #define KM_MAX_SHIFT 11
-#define KM_CLASSES (KM_MAX_SHIFT - KM_MIN_SHIFT + 1)
-#define KM_MAGIC 0x6b6d616cu	/* "kmal" */
-#define KM_LARGE 0xffu
+#define KM_CLASSES   (KM_MAX_SHIFT - KM_MIN_SHIFT + 1)
+#define KM_MAGIC     0x6b6d616cu /* "kmal" */
+#define KM_LARGE     0xffu
 
 struct km_header {
 	uint32_t magic;
-	uint8_t cls;		/* size class, or KM_LARGE */
+	uint8_t cls; /* size class, or KM_LARGE */
 	uint8_t in_use;
 	uint16_t reserved;
-	uint64_t npages;	/* KM_LARGE only */
+	uint64_t npages; /* KM_LARGE only */
 };
 _Static_assert(sizeof(struct km_header) == 16, "kmalloc keeps 16-byte alignment");
 
@@ -185,8 +185,8 @@ struct km_free {
 };
 
 static struct spinlock km_lock = SPINLOCK_INIT("kmalloc");
-static struct km_free *km_lists[KM_CLASSES];	/* guarded by km_lock */
-static size_t km_bytes;				/* guarded by km_lock */
+static struct km_free *km_lists[KM_CLASSES]; /* guarded by km_lock */
+static size_t km_bytes; /* guarded by km_lock */
 
 static int size_class(size_t total)
 {
@@ -238,7 +238,7 @@ void *kmalloc(size_t size)
 		}
 	}
 	h = (struct km_header *)km_lists[c];
-	km_lists[c] = km_lists[c]->next;	/* read before the header overwrites it */
+	km_lists[c] = km_lists[c]->next; /* read before the header overwrites it */
 	km_bytes += 1ul << (c + KM_MIN_SHIFT);
 	spin_unlock_irqrestore(&km_lock, flags);
 	*h = (struct km_header){ KM_MAGIC, (uint8_t)c, 1, 0, 0 };

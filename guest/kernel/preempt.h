@@ -18,13 +18,13 @@
 #include "kernel/compiler.h"
 
 #define CPU_OFF_PREEMPT_COUNT 8
-#define CPU_OFF_NEED_RESCHED 12
+#define CPU_OFF_NEED_RESCHED  12
 
-#define PREEMPT_MASK 0x000000ff
+#define PREEMPT_MASK   0x000000ff
 #define SOFTIRQ_OFFSET 0x00000100
-#define SOFTIRQ_MASK 0x0000ff00
+#define SOFTIRQ_MASK   0x0000ff00
 #define HARDIRQ_OFFSET 0x00010000
-#define HARDIRQ_MASK 0x000f0000
+#define HARDIRQ_MASK   0x000f0000
 
 /* Switch threads now if one is due; called when the count drops to zero. In sched.c. */
 void preempt_schedule(void);

@@ -66,7 +66,7 @@ void console_force_unlock(void)
 struct out {
 	char *buf;
 	size_t size;
-	size_t len;	/* would-be length, may exceed size */
+	size_t len; /* would-be length, may exceed size */
 };
 
 static void put(struct out *o, char c)
@@ -207,7 +207,8 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 
 			if (!s)
 				s = "(null)";
-			put_padded(&o, s, precision >= 0 ? strnlen(s, (size_t)precision) : strlen(s),
+			put_padded(&o, s,
+				   precision >= 0 ? strnlen(s, (size_t)precision) : strlen(s),
 				   width, left, ' ');
 			break;
 		}

@@ -14,12 +14,12 @@
 
 #define SCHED_PRIO_MIN 0
 #define SCHED_PRIO_MAX 99
-#define SCHED_NR_PRIO (SCHED_PRIO_MAX + 1)
+#define SCHED_NR_PRIO  (SCHED_PRIO_MAX + 1)
 
 /* The part of a thread the ready queue knows. */
 struct rq_entity {
-	struct list_head node;	/* on lists[prio] while queued */
-	int prio;		/* effective priority; change only while not queued */
+	struct list_head node; /* on lists[prio] while queued */
+	int prio; /* effective priority; change only while not queued */
 	bool queued;
 };
 

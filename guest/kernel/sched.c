@@ -24,15 +24,15 @@
 #include "kernel/timer.h"
 
 enum sched_mode {
-	SCHED_MODE_SLEEP,	/* voluntary: sleep, exit, or plain schedule() */
-	SCHED_MODE_YIELD,	/* voluntary: to the tail of the priority */
-	SCHED_MODE_PREEMPT,	/* involuntary: stays at the head of its priority */
+	SCHED_MODE_SLEEP, /* voluntary: sleep, exit, or plain schedule() */
+	SCHED_MODE_YIELD, /* voluntary: to the tail of the priority */
+	SCHED_MODE_PREEMPT, /* involuntary: stays at the head of its priority */
 };
 
 #define RR_SLICE_TICKS 10
 
 static struct spinlock parked_lock = SPINLOCK_INIT("sched.parked");
-static struct list_head parked = LIST_HEAD_INIT(parked);	/* guarded by parked_lock */
+static struct list_head parked = LIST_HEAD_INIT(parked); /* guarded by parked_lock */
 static struct thread boot_idle;
 uint64_t sched_atomic_sleep_bugs;
 
@@ -287,8 +287,8 @@ static void __schedule(enum sched_mode mode)
 	drain_wake_list(rq);
 
 	s = THREAD_SLEEPING;
-	if (!__atomic_compare_exchange_n(&prev->state, &s, THREAD_BLOCKED, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	if (!__atomic_compare_exchange_n(&prev->state, &s, THREAD_BLOCKED, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE) &&
 	    s == THREAD_RUNNABLE && !prev->is_idle) {
 		if (cpu_allowed(prev, smp_processor_id())) {
 			/* Preempted: resume first among equals; yield or expired slice: last. */
@@ -307,8 +307,7 @@ static void __schedule(enum sched_mode mode)
 	this_cpu()->need_resched = 0;
 	prev->rr_expired = false;
 	if (next != prev) {
-		if (mode == SCHED_MODE_PREEMPT && !prev->is_idle &&
-		    prev->state == THREAD_RUNNABLE)
+		if (mode == SCHED_MODE_PREEMPT && !prev->is_idle && prev->state == THREAD_RUNNABLE)
 			rq->stats.preemptions++;
 		rq->stats.switches++;
 		next->nr_switches++;

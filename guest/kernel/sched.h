@@ -21,53 +21,53 @@
 #include "kernel/lockdep.h"
 #include "kernel/rq.h"
 
-#define THREAD_ANY_CPU (-1)
-#define THREAD_NAME_LEN 16
-#define THREAD_STACK_SIZE 16384
+#define THREAD_ANY_CPU	    (-1)
+#define THREAD_NAME_LEN	    16
+#define THREAD_STACK_SIZE   16384
 #define THREAD_MAX_PI_LOCKS 8
 
 enum thread_state {
-	THREAD_NEW,		/* created, not started */
-	THREAD_RUNNABLE,	/* running or on a run queue (or being handed to one) */
-	THREAD_SLEEPING,	/* going to sleep: a wake-up now cancels the sleep */
-	THREAD_BLOCKED,		/* asleep and off the CPU: a wake-up enqueues it */
-	THREAD_PARKED,		/* pinned to a CPU that is not active; resumes when it is */
-	THREAD_DEAD,		/* exited; waiting for thread_join() */
+	THREAD_NEW, /* created, not started */
+	THREAD_RUNNABLE, /* running or on a run queue (or being handed to one) */
+	THREAD_SLEEPING, /* going to sleep: a wake-up now cancels the sleep */
+	THREAD_BLOCKED, /* asleep and off the CPU: a wake-up enqueues it */
+	THREAD_PARKED, /* pinned to a CPU that is not active; resumes when it is */
+	THREAD_DEAD, /* exited; waiting for thread_join() */
 };
 
 enum sched_policy {
-	SCHED_FIFO,	/* runs until it blocks, yields or is preempted by a higher priority */
-	SCHED_RR,	/* as FIFO, but gives way to equal priority after a time slice */
+	SCHED_FIFO, /* runs until it blocks, yields or is preempted by a higher priority */
+	SCHED_RR, /* as FIFO, but gives way to equal priority after a time slice */
 };
 
 struct thread {
-	struct arch_context ctx;	/* saved registers while switched out */
-	struct rq_entity rq;		/* run-queue link; rq.prio = effective priority */
-	int state;			/* enum thread_state, changed with atomics */
-	int base_prio;			/* priority before inheritance */
+	struct arch_context ctx; /* saved registers while switched out */
+	struct rq_entity rq; /* run-queue link; rq.prio = effective priority */
+	int state; /* enum thread_state, changed with atomics */
+	int base_prio; /* priority before inheritance */
 	int policy;
-	int slice_left;			/* SCHED_RR ticks left */
-	unsigned cpu;			/* the CPU it runs on, or last ran on */
-	int pinned;			/* CPU number or THREAD_ANY_CPU */
-	int on_cpu;			/* its registers live on some CPU (not yet switched out) */
-	int migrate_disabled;		/* RT build: nesting of migrate_disable() */
-	int saved_preempt;		/* preemption count it slept with (a reported bug) */
+	int slice_left; /* SCHED_RR ticks left */
+	unsigned cpu; /* the CPU it runs on, or last ran on */
+	int pinned; /* CPU number or THREAD_ANY_CPU */
+	int on_cpu; /* its registers live on some CPU (not yet switched out) */
+	int migrate_disabled; /* RT build: nesting of migrate_disable() */
+	int saved_preempt; /* preemption count it slept with (a reported bug) */
 	bool is_idle;
-	bool rr_expired;		/* SCHED_RR slice used up: requeue at the tail */
-	struct llist_node wake_node;	/* on a remote CPU's wake_list */
-	struct list_head park_node;	/* on the parked list */
-	struct list_head all_node;	/* on the global thread list */
+	bool rr_expired; /* SCHED_RR slice used up: requeue at the tail */
+	struct llist_node wake_node; /* on a remote CPU's wake_list */
+	struct list_head park_node; /* on the parked list */
+	struct list_head all_node; /* on the global thread list */
 	void *stack;
 	int (*fn)(void *arg);
 	void *arg;
 	int exit_code;
-	struct thread *joiner;		/* sleeping in thread_join() */
+	struct thread *joiner; /* sleeping in thread_join() */
 	void *pi_locks[THREAD_MAX_PI_LOCKS]; /* RT local_locks held (priority inheritance) */
 	unsigned nr_pi_locks;
-	struct list_head pi_node;	/* on an RT local_lock's waiter list */
-	uint64_t wakeup_tsc;		/* when it was last made runnable */
+	struct list_head pi_node; /* on an RT local_lock's waiter list */
+	uint64_t wakeup_tsc; /* when it was last made runnable */
 	uint64_t nr_switches;
-	struct lockdep_task lockdep;	/* held-locks stack of the lock validator */
+	struct lockdep_task lockdep; /* held-locks stack of the lock validator */
 	char name[THREAD_NAME_LEN];
 };
 

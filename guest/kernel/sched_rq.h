@@ -17,28 +17,28 @@
 struct thread;
 
 struct sched_stats {
-	uint64_t switches;		/* context switches */
-	uint64_t preemptions;		/* switches away from a runnable thread */
-	uint64_t wakeups_local;		/* wake-ups enqueued here by this CPU */
-	uint64_t wakeups_remote;	/* wake-ups handed over by another CPU (IPI) */
-	uint64_t migrations_in;		/* threads that arrived from another CPU */
-	uint64_t migrations_out;	/* threads sent away (hotplug, balancing) */
-	uint64_t idle_entries;		/* times the idle loop halted */
-	uint64_t resched_ipis;		/* reschedule IPIs received */
+	uint64_t switches; /* context switches */
+	uint64_t preemptions; /* switches away from a runnable thread */
+	uint64_t wakeups_local; /* wake-ups enqueued here by this CPU */
+	uint64_t wakeups_remote; /* wake-ups handed over by another CPU (IPI) */
+	uint64_t migrations_in; /* threads that arrived from another CPU */
+	uint64_t migrations_out; /* threads sent away (hotplug, balancing) */
+	uint64_t idle_entries; /* times the idle loop halted */
+	uint64_t resched_ipis; /* reschedule IPIs received */
 };
 
 struct rq {
 	local_lock_t lock;
 	/* Guarded by lock, with interrupts off: */
-	struct rq_queue queue;		/* runnable threads, not the running one */
+	struct rq_queue queue; /* runnable threads, not the running one */
 	struct thread *curr;
 	struct thread *idle;
-	struct thread *last;		/* switched away from; released by finish_switch() */
+	struct thread *last; /* switched away from; released by finish_switch() */
 	struct sched_stats stats;
 	/* Read racily by other CPUs' wake-up placement (written by this CPU only): */
-	int curr_prio;			/* -1 while idle */
-	unsigned nr_running;		/* queued + running (idle not counted) */
-	bool active;			/* accepts threads; cleared first when the CPU goes down */
+	int curr_prio; /* -1 while idle */
+	unsigned nr_running; /* queued + running (idle not counted) */
+	bool active; /* accepts threads; cleared first when the CPU goes down */
 	/* Lock-free: other CPUs push wake-ups here, this CPU drains it. */
 	struct llist_head wake_list;
 };

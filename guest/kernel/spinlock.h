@@ -14,15 +14,15 @@
 #include "kernel/preempt.h"
 
 struct spinlock {
-	uint16_t next;	/* ticket dispenser */
-	uint16_t owner;	/* ticket now served */
+	uint16_t next; /* ticket dispenser */
+	uint16_t owner; /* ticket now served */
 	const char *name;
 	struct lockdep_map dep_map;
 };
 
-#define SPINLOCK_INIT(n)                                                                           \
-	{                                                                                          \
-		.next = 0, .owner = 0, .name = (n), .dep_map = LOCKDEP_MAP_INIT(n)                 \
+#define SPINLOCK_INIT(n)                                                           \
+	{                                                                          \
+		.next = 0, .owner = 0, .name = (n), .dep_map = LOCKDEP_MAP_INIT(n) \
 	}
 
 static inline void spin_lock_init(struct spinlock *l, const char *name)

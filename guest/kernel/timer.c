@@ -54,7 +54,8 @@ static struct timer_wheel *wheel_of(struct timer_base *b, const struct timer_lis
 /* jiffies follows the clock; any CPU may advance it, nobody moves it back. */
 static uint64_t update_jiffies(void)
 {
-	uint64_t j = ns_to_jiffies(arch_now_ns()), cur = __atomic_load_n(&jiffies, __ATOMIC_RELAXED);
+	uint64_t j = ns_to_jiffies(arch_now_ns()),
+		 cur = __atomic_load_n(&jiffies, __ATOMIC_RELAXED);
 
 	while (cur < j && !__atomic_compare_exchange_n(&jiffies, &cur, j, true, __ATOMIC_RELAXED,
 						       __ATOMIC_RELAXED))

@@ -30,9 +30,9 @@
 #include "kernel/timer_wheel.h"
 
 /* timer_list flags (the glue's bits of wheel_timer.flags). */
-#define TIMER_CPUMASK	 0x0000ffffu	/* CPU whose wheel holds it */
+#define TIMER_CPUMASK	 0x0000ffffu /* CPU whose wheel holds it */
 #define TIMER_DEFERRABLE 0x00010000u
-#define TIMER_PINNED	 0x00020000u	/* stays on the CPU it was added on (add_timer_on) */
+#define TIMER_PINNED	 0x00020000u /* stays on the CPU it was added on (add_timer_on) */
 #define TIMER_USER_FLAGS (TIMER_DEFERRABLE | TIMER_PINNED)
 
 struct timer_list {
@@ -65,27 +65,27 @@ bool timer_pending(const struct timer_list *t);
 
 /* Per-CPU timer base (in struct cpu). */
 struct timer_cpu_stats {
-	uint64_t ticks;			/* tick interrupts */
-	uint64_t idle_tick_stops;	/* times the idle loop stopped the tick */
-	uint64_t softirqs;		/* expiry passes */
-	uint64_t callbacks;		/* wheel callbacks run */
-	uint64_t remote_ops;		/* operations carried out for another CPU */
-	uint64_t migrated_in;		/* timers received from dead CPUs */
+	uint64_t ticks; /* tick interrupts */
+	uint64_t idle_tick_stops; /* times the idle loop stopped the tick */
+	uint64_t softirqs; /* expiry passes */
+	uint64_t callbacks; /* wheel callbacks run */
+	uint64_t remote_ops; /* operations carried out for another CPU */
+	uint64_t migrated_in; /* timers received from dead CPUs */
 };
 
 struct timer_base {
 	local_lock_t lock;
 	/* Guarded by lock: */
-	struct timer_wheel wheel[2];	/* [0] standard, [1] deferrable */
-	struct wheel_list expired;	/* collected, not yet run */
-	struct timer_list *running;	/* callback in progress */
+	struct timer_wheel wheel[2]; /* [0] standard, [1] deferrable */
+	struct wheel_list expired; /* collected, not yet run */
+	struct timer_list *running; /* callback in progress */
 	/* This CPU only: */
 	struct hrtimer tick;
-	bool tick_stopped;		/* tickless idle */
-	bool online;			/* clock event started */
+	bool tick_stopped; /* tickless idle */
+	bool online; /* clock event started */
 	int softirq_pending;
-	struct thread *thread;		/* RT build: runs expiry and remote requests */
-	struct llist_head requests;	/* RT build: work for `thread` from other CPUs */
+	struct thread *thread; /* RT build: runs expiry and remote requests */
+	struct llist_head requests; /* RT build: work for `thread` from other CPUs */
 	struct timer_cpu_stats stats;
 };
 

@@ -11,7 +11,7 @@
 
 struct waitqueue {
 	struct spinlock lock;
-	struct list_head waiters;	/* struct waiter, guarded by lock */
+	struct list_head waiters; /* struct waiter, guarded by lock */
 };
 
 struct waiter {
@@ -29,22 +29,22 @@ unsigned wake_up_all(struct waitqueue *wq);
 unsigned wake_up_one(struct waitqueue *wq);
 
 /* Sleep until `cond` is true; `cond` is re-evaluated after every wake-up. Thread context. */
-#define wait_event(wq, cond)                                                                       \
-	do {                                                                                       \
-		struct waiter __w;                                                                 \
-		list_init(&__w.node);                                                              \
-		for (;;) {                                                                         \
-			prepare_to_wait((wq), &__w);                                               \
-			if (cond)                                                                  \
-				break;                                                             \
-			thread_sleep();                                                            \
-		}                                                                                  \
-		finish_wait((wq), &__w);                                                           \
+#define wait_event(wq, cond)                         \
+	do {                                         \
+		struct waiter __w;                   \
+		list_init(&__w.node);                \
+		for (;;) {                           \
+			prepare_to_wait((wq), &__w); \
+			if (cond)                    \
+				break;               \
+			thread_sleep();              \
+		}                                    \
+		finish_wait((wq), &__w);             \
 	} while (0)
 
 struct completion {
 	struct waitqueue wq;
-	unsigned done;	/* guarded by wq.lock */
+	unsigned done; /* guarded by wq.lock */
 };
 
 void completion_init(struct completion *c);

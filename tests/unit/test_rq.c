@@ -14,8 +14,8 @@
 struct ent {
 	struct rq_entity e;
 	int id;
-	int where;	/* -1: not queued; else queue index */
-	int64_t seq;	/* reference order within a priority: smaller runs first */
+	int where; /* -1: not queued; else queue index */
+	int64_t seq; /* reference order within a priority: smaller runs first */
 };
 
 static struct ent *of(struct rq_entity *e)

@@ -7,9 +7,9 @@
 #include "acpi_tables.h"
 #include "plugvm_abi.h"
 
-#define ACPI_OEM_ID "PLUGVM"
+#define ACPI_OEM_ID    "PLUGVM"
 #define ACPI_OEM_TABLE "PLUGVM  "
-#define ACPI_CREATOR 0x4d564750u /* "PGVM" */
+#define ACPI_CREATOR   0x4d564750u /* "PGVM" */
 
 struct builder {
 	uint8_t *buf;
@@ -114,14 +114,35 @@ static unsigned aml_pkg(uint8_t *out, const uint8_t *op, unsigned oplen, const u
  */
 static unsigned build_aml(uint8_t *out)
 {
-	static const uint8_t s5[] = { 0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x04,
-				      0x00, 0x00, 0x00, 0x00 };
+	static const uint8_t s5[] = { 0x08, '_',  'S',	'5',  '_',  0x12,
+				      0x06, 0x04, 0x00, 0x00, 0x00, 0x00 };
 	static const uint8_t dev_body[] = {
-		'P', 'R', 'E', 'S',
-		0x08, '_', 'H', 'I', 'D', 0x0c, 0x41, 0xd0, 0x0a, 0x06,
-		0x5b, 0x80, 'P', 'R', 'S', 'T', 0x01,
-		0x0b, PLUGVM_PORT_CPUHP & 0xff, PLUGVM_PORT_CPUHP >> 8,
-		0x0a, PLUGVM_PORT_CPUHP_LEN,
+		'P',
+		'R',
+		'E',
+		'S',
+		0x08,
+		'_',
+		'H',
+		'I',
+		'D',
+		0x0c,
+		0x41,
+		0xd0,
+		0x0a,
+		0x06,
+		0x5b,
+		0x80,
+		'P',
+		'R',
+		'S',
+		'T',
+		0x01,
+		0x0b,
+		PLUGVM_PORT_CPUHP & 0xff,
+		PLUGVM_PORT_CPUHP >> 8,
+		0x0a,
+		PLUGVM_PORT_CPUHP_LEN,
 	};
 	static const uint8_t device_op[] = { 0x5b, 0x82 }, scope_op[] = { 0x10 };
 	uint8_t dev[64], scope[80];
@@ -171,9 +192,9 @@ static uint64_t build_fadt(struct builder *b, uint64_t dsdt_off)
 	f->pm1_cnt_len = 2;
 	f->pm_tmr_len = 4;
 	f->gpe0_blk_len = PLUGVM_PORT_GPE0_LEN;
-	f->p_lvl2_lat = 0xfff;	/* C2 not supported */
-	f->p_lvl3_lat = 0xfff;	/* C3 not supported */
-	f->iapc_boot_arch = 1u << 2;	/* VGA not present */
+	f->p_lvl2_lat = 0xfff; /* C2 not supported */
+	f->p_lvl3_lat = 0xfff; /* C3 not supported */
+	f->iapc_boot_arch = 1u << 2; /* VGA not present */
 	f->flags = PLUGVM_ACPI_FADT_WBINVD | PLUGVM_ACPI_FADT_PROC_C1 |
 		   PLUGVM_ACPI_FADT_SLP_BUTTON | PLUGVM_ACPI_FADT_RTC_S4;
 	f->x_pm1a_evt_blk = io_gas(32, PLUGVM_PORT_PM1A_EVT);
@@ -188,7 +209,8 @@ static uint64_t build_madt(struct builder *b, const struct acpi_config *cfg)
 {
 	unsigned i, n_lapic = cfg->max_cpus < 255 ? cfg->max_cpus : 255;
 	unsigned n_x2apic = cfg->max_cpus - n_lapic;
-	uint64_t len = sizeof(struct plugvm_acpi_madt) + n_lapic * sizeof(struct plugvm_madt_lapic) +
+	uint64_t len = sizeof(struct plugvm_acpi_madt) +
+		       n_lapic * sizeof(struct plugvm_madt_lapic) +
 		       n_x2apic * sizeof(struct plugvm_madt_x2apic) +
 		       sizeof(struct plugvm_madt_ioapic) + 2 * sizeof(struct plugvm_madt_iso) +
 		       sizeof(struct plugvm_madt_lapic_nmi) + (n_x2apic ? 12 : 0);
@@ -209,14 +231,18 @@ static uint64_t build_madt(struct builder *b, const struct acpi_config *cfg)
 		if (i < 255) {
 			struct plugvm_madt_lapic e = {
 				.h = { PLUGVM_MADT_LAPIC, sizeof(e) },
-				.uid = (uint8_t)i, .apic_id = (uint8_t)i, .flags = flags,
+				.uid = (uint8_t)i,
+				.apic_id = (uint8_t)i,
+				.flags = flags,
 			};
 			memcpy(p, &e, sizeof(e));
 			p += sizeof(e);
 		} else {
 			struct plugvm_madt_x2apic e = {
 				.h = { PLUGVM_MADT_X2APIC, sizeof(e) },
-				.x2apic_id = i, .flags = flags, .uid = i,
+				.x2apic_id = i,
+				.flags = flags,
+				.uid = i,
 			};
 			memcpy(p, &e, sizeof(e));
 			p += sizeof(e);
@@ -225,19 +251,28 @@ static uint64_t build_madt(struct builder *b, const struct acpi_config *cfg)
 	{
 		struct plugvm_madt_ioapic io = {
 			.h = { PLUGVM_MADT_IOAPIC, sizeof(io) },
-			.id = 0, .address = PLUGVM_IOAPIC_BASE, .gsi_base = 0,
+			.id = 0,
+			.address = PLUGVM_IOAPIC_BASE,
+			.gsi_base = 0,
 		};
 		struct plugvm_madt_iso iso0 = {
-			.h = { PLUGVM_MADT_ISO, sizeof(iso0) }, .bus = 0, .source = 0, .gsi = 2,
+			.h = { PLUGVM_MADT_ISO, sizeof(iso0) },
+			.bus = 0,
+			.source = 0,
+			.gsi = 2,
 			.flags = 0,
 		};
 		struct plugvm_madt_iso sci = {
-			.h = { PLUGVM_MADT_ISO, sizeof(sci) }, .bus = 0, .source = PLUGVM_SCI_IRQ,
+			.h = { PLUGVM_MADT_ISO, sizeof(sci) },
+			.bus = 0,
+			.source = PLUGVM_SCI_IRQ,
 			.gsi = PLUGVM_SCI_IRQ,
 			.flags = PLUGVM_MADT_ISO_ACTIVE_HIGH | PLUGVM_MADT_ISO_LEVEL,
 		};
 		struct plugvm_madt_lapic_nmi nmi = {
-			.h = { PLUGVM_MADT_LAPIC_NMI, sizeof(nmi) }, .uid = 0xff, .flags = 0,
+			.h = { PLUGVM_MADT_LAPIC_NMI, sizeof(nmi) },
+			.uid = 0xff,
+			.flags = 0,
 			.lint = 1,
 		};
 
@@ -252,8 +287,9 @@ static uint64_t build_madt(struct builder *b, const struct acpi_config *cfg)
 	}
 	if (n_x2apic) {
 		/* x2APIC NMI: type 10, len 12, flags, uid 0xffffffff (all), lint 1. */
-		static const uint8_t x2nmi[12] = { PLUGVM_MADT_X2APIC_NMI, 12, 0, 0, 0xff, 0xff,
-						   0xff, 0xff, 1, 0, 0, 0 };
+		static const uint8_t x2nmi[12] = {
+			PLUGVM_MADT_X2APIC_NMI, 12, 0, 0, 0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0
+		};
 		memcpy(p, x2nmi, sizeof(x2nmi));
 		p += sizeof(x2nmi);
 	}

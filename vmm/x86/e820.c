@@ -23,11 +23,11 @@ int e820_build(const struct guest_mem *m, struct plugvm_pvh_memmap_entry *out, i
 	uint64_t low_end = mem_low_end(m);
 	int n = 0;
 
-#define ADD(a, s, t)                                                                               \
-	do {                                                                                       \
-		n = add(out, n, max, (a), (s), (t));                                               \
-		if (n < 0)                                                                         \
-			return n;                                                                  \
+#define ADD(a, s, t)                                 \
+	do {                                         \
+		n = add(out, n, max, (a), (s), (t)); \
+		if (n < 0)                           \
+			return n;                    \
 	} while (0)
 	ADD(0, LAYOUT_EBDA, PLUGVM_PVH_MEMMAP_RAM);
 	ADD(LAYOUT_EBDA, 0xa0000 - LAYOUT_EBDA, PLUGVM_PVH_MEMMAP_RESERVED);

@@ -205,5 +205,4 @@ void arch_crash(const char *kind, size_t len);
 /* Start every present secondary CPU and wait for them (boot CPU, once). */
 void arch_start_secondary_cpus(void);
 
-
 #endif

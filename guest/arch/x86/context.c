@@ -12,12 +12,12 @@ void arch_context_init(struct arch_context *ctx, void *stack_top, void (*entry)(
 	 */
 	uint64_t *sp = (uint64_t *)((uintptr_t)stack_top & ~15ul);
 
-	*--sp = (uint64_t)(uintptr_t)thread_trampoline;	/* "return" address */
-	*--sp = 0;					/* rbp */
-	*--sp = 0;					/* rbx */
-	*--sp = (uint64_t)(uintptr_t)entry;		/* r12 */
-	*--sp = (uint64_t)(uintptr_t)arg;		/* r13 */
-	*--sp = 0;					/* r14 */
-	*--sp = 0;					/* r15 */
+	*--sp = (uint64_t)(uintptr_t)thread_trampoline; /* "return" address */
+	*--sp = 0; /* rbp */
+	*--sp = 0; /* rbx */
+	*--sp = (uint64_t)(uintptr_t)entry; /* r12 */
+	*--sp = (uint64_t)(uintptr_t)arg; /* r13 */
+	*--sp = 0; /* r14 */
+	*--sp = 0; /* r15 */
 	ctx->rsp = (uint64_t)(uintptr_t)sp;
 }

@@ -14,13 +14,13 @@
 #include "plugvm_abi.h"
 #include "x86.h"
 
-#define MSR_TSC_DEADLINE	0x6e0
-#define LVT_TIMER_ONESHOT	(0u << 17)
-#define LVT_TIMER_TSC_DEADLINE	(2u << 17)
-#define TDCR_DIV_1		0xb
+#define MSR_TSC_DEADLINE       0x6e0
+#define LVT_TIMER_ONESHOT      (0u << 17)
+#define LVT_TIMER_TSC_DEADLINE (2u << 17)
+#define TDCR_DIV_1	       0xb
 
 static bool tsc_deadline;
-static uint32_t lapic_khz;	/* one-shot mode: timer ticks per ms */
+static uint32_t lapic_khz; /* one-shot mode: timer ticks per ms */
 
 const char *arch_timer_mode(void)
 {

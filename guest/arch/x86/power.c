@@ -26,7 +26,7 @@ static void acpi_s5(void)
 	if (ai->sleep_control.address && ai->sleep_control.space_id == 0 &&
 	    ai->sleep_control.address < (1ull << 32)) /* identity-mapped */
 		*(volatile uint8_t *)(uintptr_t)ai->sleep_control.address =
-			(uint8_t)(((typ & 7) << 2) | 0x20);
+		    (uint8_t)(((typ & 7) << 2) | 0x20);
 }
 
 __attribute__((noreturn)) void arch_poweroff(int status)
