@@ -53,7 +53,7 @@ GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S sw
 	gdt.c idt.c traps.c lapic.c lapic_timer.c ioapic.c tsc.c smp.c power.c crash.c string.c \
 	context.c)
 GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c cmdline.c mm.c panic.c cpu.c \
-	smp.c sched.c rq.c wait.c local_lock.c lockdep.c timer.c hrtimer.c timer_wheel.c \
+	smp.c sched.c rq.c wait.c mutex.c local_lock.c lockdep.c timer.c hrtimer.c timer_wheel.c \
 	timerqueue.c)
 GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_sched.c \

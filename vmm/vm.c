@@ -25,6 +25,7 @@
 #include "vcpu.h"
 #include "x86/acpi.h"
 #include "x86/boot.h"
+#include "x86/cpu.h"
 #include "x86/layout.h"
 
 void vm_request_stop(struct vm *vm, int status)
@@ -251,6 +252,11 @@ int vm_run(struct vm *vm)
 	pthread_mutex_lock(&vm->stop_lock);
 	status = vm->exit_status;
 	pthread_mutex_unlock(&vm->stop_lock);
+	/* SIGQUIT asks for a post-mortem of a hung guest, like a core dump would give. */
+	if (status == PLUGVM_EXIT_SIGNAL_BASE + SIGQUIT)
+		for (i = 0; i < vm->cfg->max_cpus; i++)
+			if (vm->vcpus[i].fd >= 0)
+				regs_dump(stderr, vm->vcpus[i].fd, (int)i, NULL, 0);
 	return status;
 }
 

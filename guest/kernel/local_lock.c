@@ -162,7 +162,15 @@ static void rt_lock_slow(local_lock_t *l, struct thread *me)
 		if (owner->rq.prio < me->rq.prio)
 			sched_set_effective_prio(owner, me->rq.prio);
 		thread_sleep();
-		/* The unlocker took us off the waiter list before waking us: try again. */
+		/*
+		 * The unlocker takes us off the waiter list before it wakes us. Any other wake-up
+		 * (a stale timer, a racing wake_up) leaves us queued: dequeue before retrying, or
+		 * the next enqueue would link us in twice.
+		 */
+		flags = spin_lock_irqsave(&l->wait_lock);
+		if (!list_empty(&me->pi_node))
+			list_del(&me->pi_node);
+		spin_unlock_irqrestore(&l->wait_lock, flags);
 	}
 }
 

@@ -527,6 +527,7 @@ struct thread *thread_create(const char *name, int (*fn)(void *), void *arg, int
 	t->fn = fn;
 	t->arg = arg;
 	list_init(&t->park_node);
+	list_init(&t->pi_node);
 	lockdep_task_init(&t->lockdep);
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	arch_context_init(&t->ctx, (char *)t->stack + THREAD_STACK_SIZE, thread_entry, t);
