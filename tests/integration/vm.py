@@ -87,11 +87,24 @@ class Vm:
         try:
             rc = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
+            self.post_mortem()
             self.kill()
             raise VmFailure(f"did not exit within {timeout}s\n" + self.transcript())
         for t in self._readers:
             t.join(10)
         return rc
+
+    def post_mortem(self):
+        """Ask a hung plugvm for its vCPU registers (SIGQUIT), for the failure report."""
+        if self.proc.poll() is not None or os.path.basename(self.argv[0]) != "plugvm":
+            return
+        self.proc.send_signal(signal.SIGQUIT)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            return
+        for t in self._readers:
+            t.join(5)
 
     def signal(self, sig):
         self.proc.send_signal(sig)
