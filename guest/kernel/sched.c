@@ -286,10 +286,19 @@ static void __schedule(enum sched_mode mode)
 	local_lock_irqs_off(&rq->lock);
 	drain_wake_list(rq);
 
+	/*
+	 * Only the thread itself commits a sleep. Preempted between thread_prepare_sleep() and
+	 * thread_sleep(), it stays queued: its waker may not be armed yet (sleep_until() sets
+	 * the hrtimer after), or may have run already (the condition it is about to check).
+	 */
 	s = THREAD_SLEEPING;
-	if (!__atomic_compare_exchange_n(&prev->state, &s, THREAD_BLOCKED, false, __ATOMIC_ACQ_REL,
-					 __ATOMIC_ACQUIRE) &&
-	    s == THREAD_RUNNABLE && !prev->is_idle) {
+	if (mode == SCHED_MODE_PREEMPT)
+		s = __atomic_load_n(&prev->state, __ATOMIC_ACQUIRE);
+	else if (__atomic_compare_exchange_n(&prev->state, &s, THREAD_BLOCKED, false,
+					     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		s = THREAD_BLOCKED;
+	if ((s == THREAD_RUNNABLE || (s == THREAD_SLEEPING && mode == SCHED_MODE_PREEMPT)) &&
+	    !prev->is_idle) {
 		if (cpu_allowed(prev, smp_processor_id())) {
 			/* Preempted: resume first among equals; yield or expired slice: last. */
 			enqueue(rq, prev, mode == SCHED_MODE_PREEMPT && !prev->rr_expired);
