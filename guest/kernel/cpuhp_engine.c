@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPU hotplug state engine. Pure: compiled into the guest and into host unit tests.
+ * See cpuhp_engine.h for who calls what; kernel/cpuhp.c holds the guest's table.
+ */
+#include "kernel/cpuhp_engine.h"
+
+#include "kernel/compiler.h"
+
+static bool streq(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+void cpuhp_engine_init(struct cpuhp_engine *e, const struct cpuhp_step *steps,
+		       const struct cpuhp_ops *ops, struct cpuhp_cpu *cpus, unsigned nr_cpus)
+{
+	unsigned i, s;
+
+	for (s = 0; s < CPUHP_NR_STATES; s++)
+		e->steps[s] = steps[s];
+	e->ops = ops;
+	e->cpus = cpus;
+	e->nr_cpus = nr_cpus;
+	for (i = 0; i < nr_cpus; i++) {
+		cpus[i].state = CPUHP_OFFLINE;
+		cpus[i].target = CPUHP_OFFLINE;
+		cpus[i].fail = -1;
+		cpus[i].rollback = false;
+		cpus[i].error = 0;
+		cpus[i].failed_state = -1;
+		cpus[i].start = CPUHP_OFFLINE;
+		cpus[i].pending = false;
+		for (s = 0; s < CPUHP_NR_STATES; s++)
+			cpus[i].up_ns[s] = cpus[i].down_ns[s] = 0;
+	}
+}
+
+const char *cpuhp_state_name(const struct cpuhp_engine *e, int state)
+{
+	if (state < 0 || state >= CPUHP_NR_STATES)
+		return NULL;
+	return e->steps[state].name;
+}
+
+int cpuhp_state_by_name(const struct cpuhp_engine *e, const char *name)
+{
+	int s;
+
+	for (s = 0; s < CPUHP_NR_STATES; s++)
+		if (e->steps[s].name && streq(e->steps[s].name, name))
+			return s;
+	return -1;
+}
+
+bool cpuhp_valid_target(const struct cpuhp_engine *e, int state)
+{
+	return state >= 0 && state < CPUHP_NR_STATES && e->steps[state].name &&
+	       !cpuhp_state_atomic(state);
+}
+
+static bool has_callbacks(const struct cpuhp_engine *e, int state)
+{
+	return e->steps[state].startup || e->steps[state].teardown;
+}
+
+int cpuhp_engine_inject_fail(struct cpuhp_engine *e, unsigned cpu, int state)
+{
+	if (cpu >= e->nr_cpus)
+		return -CPUHP_EINVAL;
+	if (state == -1) {
+		e->cpus[cpu].fail = -1;
+		return 0;
+	}
+	/* Like Linux: only a state that does something can fail (and the bring-up kick). */
+	if (state <= CPUHP_OFFLINE || state >= CPUHP_ONLINE ||
+	    (!has_callbacks(e, state) && state != CPUHP_BRINGUP_CPU))
+		return -CPUHP_EINVAL;
+	e->cpus[cpu].fail = state;
+	return 0;
+}
+
+/* STARTING tear-downs run on a dying CPU that cannot turn back; nor can the kick's. */
+static bool can_fail(int state, bool up)
+{
+	return up ||
+	       (cpuhp_section_of(state) != CPUHP_SECTION_STARTING && state != CPUHP_BRINGUP_CPU);
+}
+
+int cpuhp_invoke(struct cpuhp_engine *e, unsigned cpu, int state, bool up)
+{
+	const struct cpuhp_step *step = &e->steps[state];
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	cpuhp_cb fn = up ? step->startup : step->teardown;
+	bool inject = c->fail == state && !c->rollback && can_fail(state, up);
+	uint64_t t0, dt;
+	int ret = 0;
+
+	if (!fn && !inject) { /* an empty step costs nothing and leaves no trace */
+		if (up)
+			c->up_ns[state] = 0;
+		else
+			c->down_ns[state] = 0;
+		return 0;
+	}
+	t0 = e->ops->now_ns();
+	if (inject) {
+		c->fail = -1;
+		ret = -CPUHP_EIO;
+	} else if (fn) {
+		bool ser = step->serialize && e->ops->serial_lock;
+		enum cpuhp_section sec = cpuhp_section_of(state);
+
+		if (ser)
+			e->ops->serial_lock(sec);
+		ret = fn(cpu);
+		if (ser)
+			e->ops->serial_unlock(sec);
+		if (ret > 0)
+			ret = -ret;
+	}
+	dt = e->ops->now_ns() - t0;
+	if (up)
+		c->up_ns[state] = dt;
+	else
+		c->down_ns[state] = dt;
+	if (e->ops->trace)
+		e->ops->trace(cpu, state, up, dt, ret);
+	if (ret && (!can_fail(state, up) || c->rollback))
+		ret = 0; /* nothing can undo it: the engine goes on (the trace saw it) */
+	return ret;
+}
+
+/* Walk up in the current context, stopping below a failed step. */
+static int walk_local_up(struct cpuhp_engine *e, unsigned cpu, int limit)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+
+	while (c->state < limit) {
+		int next = c->state + 1, ret = cpuhp_invoke(e, cpu, next, true);
+
+		if (ret) {
+			c->failed_state = next;
+			return ret;
+		}
+		c->state = next;
+	}
+	return 0;
+}
+
+static int walk_local_down(struct cpuhp_engine *e, unsigned cpu, int limit)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+
+	while (c->state > limit) {
+		int ret = cpuhp_invoke(e, cpu, c->state, false);
+
+		if (ret) {
+			c->failed_state = c->state;
+			return ret;
+		}
+		c->state = c->state - 1;
+	}
+	return 0;
+}
+
+/* The bring-up step's startup: injection, then the kick. The CPU walks on by itself. */
+static int kick(struct cpuhp_engine *e, unsigned cpu)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	uint64_t t0 = e->ops->now_ns();
+	int ret;
+
+	if (c->fail == CPUHP_BRINGUP_CPU && !c->rollback) {
+		c->fail = -1;
+		ret = -CPUHP_EIO;
+	} else {
+		ret = e->ops->kick(e, cpu);
+	}
+	c->up_ns[CPUHP_BRINGUP_CPU] = e->ops->now_ns() - t0;
+	if (e->ops->trace)
+		e->ops->trace(cpu, CPUHP_BRINGUP_CPU, true, c->up_ns[CPUHP_BRINGUP_CPU], ret);
+	if (ret)
+		c->failed_state = CPUHP_BRINGUP_CPU;
+	return ret;
+}
+
+static int up(struct cpuhp_engine *e, unsigned cpu, int target)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	int ret;
+
+	if (c->state < CPUHP_BRINGUP_CPU - 1) {
+		ret = walk_local_up(e, cpu, MIN(target, CPUHP_BRINGUP_CPU - 1));
+		if (ret || c->state >= target)
+			return ret;
+	}
+	if (c->state == CPUHP_BRINGUP_CPU - 1) {
+		ret = kick(e, cpu);
+		return ret ? ret : e->ops->wait_up(e, cpu);
+	}
+	return e->ops->ap_walk(e, cpu); /* running: its hotplug thread walks */
+}
+
+static int down(struct cpuhp_engine *e, unsigned cpu, int target)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	int ret;
+
+	if (c->state > CPUHP_AP_ONLINE) {
+		ret = e->ops->ap_walk(e, cpu);
+		if (ret)
+			return ret;
+	}
+	/* From CPUHP_AP_OFFLINE (dying done) or below; the bring-up step's teardown waits
+	 * for the CPU to report itself dead. */
+	return walk_local_down(e, cpu, target);
+}
+
+static int walk(struct cpuhp_engine *e, unsigned cpu, int target)
+{
+	int state = e->cpus[cpu].state;
+
+	e->cpus[cpu].target = target;
+	if (target > state)
+		return up(e, cpu, target);
+	if (target < state)
+		return down(e, cpu, target);
+	return 0;
+}
+
+/* After a failure: back to where the transition started, with nothing injected. */
+static void roll_back(struct cpuhp_engine *e, unsigned cpu, int ret)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	int failed = c->failed_state;
+
+	c->error = ret;
+	c->rollback = true;
+	walk(e, cpu, c->start);
+	c->rollback = false;
+	c->failed_state = failed;
+}
+
+static void begin(struct cpuhp_cpu *c)
+{
+	c->start = c->state;
+	c->error = 0;
+	c->failed_state = -1;
+}
+
+int cpuhp_engine_set_target(struct cpuhp_engine *e, unsigned cpu, int target)
+{
+	struct cpuhp_cpu *c;
+	int ret;
+
+	if (cpu >= e->nr_cpus || !cpuhp_valid_target(e, target))
+		return -CPUHP_EINVAL;
+	c = &e->cpus[cpu];
+	if (cpuhp_state_atomic(c->state))
+		return -CPUHP_EBUSY; /* a dead-on-arrival CPU: only a reset recovers it */
+	begin(c);
+	ret = walk(e, cpu, target);
+	if (ret)
+		roll_back(e, cpu, ret);
+	return ret;
+}
+
+unsigned cpuhp_engine_bringup(struct cpuhp_engine *e, const unsigned *cpus, unsigned n, int target,
+			      bool parallel)
+{
+	unsigned i, ok = 0;
+
+	if (!cpuhp_valid_target(e, target) || target <= CPUHP_BRINGUP_CPU)
+		parallel = false;
+	if (!parallel) {
+		for (i = 0; i < n; i++)
+			ok += cpuhp_engine_set_target(e, cpus[i], target) == 0;
+		return ok;
+	}
+	/* Every CPU's PREPARE steps on this (control) side, then all the kicks. */
+	for (i = 0; i < n; i++) {
+		struct cpuhp_cpu *c;
+		int ret;
+
+		if (cpus[i] >= e->nr_cpus)
+			continue;
+		c = &e->cpus[cpus[i]];
+		c->pending = false;
+		if (c->state != CPUHP_BRINGUP_CPU - 1 && c->state >= CPUHP_BRINGUP_CPU)
+			continue; /* already running: walked below */
+		begin(c);
+		c->target = target;
+		ret = walk_local_up(e, cpus[i], CPUHP_BRINGUP_CPU - 1);
+		if (!ret)
+			ret = kick(e, cpus[i]);
+		if (ret)
+			roll_back(e, cpus[i], ret);
+		else
+			c->pending = true;
+	}
+	for (i = 0; i < n; i++) {
+		struct cpuhp_cpu *c;
+		int ret;
+
+		if (cpus[i] >= e->nr_cpus)
+			continue;
+		c = &e->cpus[cpus[i]];
+		if (!c->pending) {
+			if (c->state >= CPUHP_BRINGUP_CPU && !cpuhp_state_atomic(c->state))
+				ok += cpuhp_engine_set_target(e, cpus[i], target) == 0;
+			continue;
+		}
+		c->pending = false;
+		ret = e->ops->wait_up(e, cpus[i]);
+		if (ret)
+			roll_back(e, cpus[i], ret);
+		else
+			ok++;
+	}
+	return ok;
+}
+
+int cpuhp_ap_starting(struct cpuhp_engine *e, unsigned cpu)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	int ret;
+
+	c->state = CPUHP_BRINGUP_CPU; /* alive */
+	ret = walk_local_up(e, cpu, CPUHP_AP_ONLINE);
+	if (ret)
+		walk_local_down(e, cpu, CPUHP_BRINGUP_CPU); /* STARTING teardowns cannot fail */
+	return ret;
+}
+
+int cpuhp_ap_walk_online(struct cpuhp_engine *e, unsigned cpu)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+
+	if (c->target > c->state)
+		return walk_local_up(e, cpu, c->target);
+	return walk_local_down(e, cpu, MAX(c->target, (int)CPUHP_AP_ONLINE));
+}
+
+void cpuhp_ap_dying(struct cpuhp_engine *e, unsigned cpu)
+{
+	walk_local_down(e, cpu, CPUHP_AP_OFFLINE);
+}
+
+/* ---- dynamic states --------------------------------------------------------------------- */
+
+static int invoke_on(struct cpuhp_engine *e, unsigned cpu, int state, bool up)
+{
+	if (cpuhp_section_of(state) == CPUHP_SECTION_ONLINE && e->cpus[cpu].state > CPUHP_AP_ONLINE)
+		return e->ops->ap_invoke(e, cpu, state, up);
+	return cpuhp_invoke(e, cpu, state, up);
+}
+
+int cpuhp_engine_setup_state(struct cpuhp_engine *e, enum cpuhp_section section, const char *name,
+			     cpuhp_cb startup, cpuhp_cb teardown, bool invoke)
+{
+	int lo, hi, s, slot = -1;
+	unsigned cpu, undo;
+
+	if (!name || !*name || cpuhp_state_by_name(e, name) >= 0)
+		return -CPUHP_EINVAL;
+	if (section == CPUHP_SECTION_PREPARE) {
+		lo = CPUHP_BP_PREPARE_DYN;
+		hi = CPUHP_BP_PREPARE_DYN_END;
+	} else if (section == CPUHP_SECTION_ONLINE) {
+		lo = CPUHP_AP_ONLINE_DYN;
+		hi = CPUHP_AP_ONLINE_DYN_END;
+	} else {
+		return -CPUHP_EINVAL; /* STARTING code is the kernel's own */
+	}
+	for (s = lo; s <= hi && slot < 0; s++)
+		if (!e->steps[s].name)
+			slot = s;
+	if (slot < 0)
+		return -CPUHP_ENOSPC;
+	e->steps[slot].name = name;
+	e->steps[slot].startup = startup;
+	e->steps[slot].teardown = teardown;
+	e->steps[slot].serialize = true; /* unknown code: never concurrently */
+	if (!invoke || !startup)
+		return slot;
+	for (cpu = 0; cpu < e->nr_cpus; cpu++) {
+		int ret;
+
+		if (e->cpus[cpu].state < slot)
+			continue;
+		ret = invoke_on(e, cpu, slot, true);
+		if (!ret)
+			continue;
+		for (undo = 0; undo < cpu; undo++)
+			if (e->cpus[undo].state >= slot && teardown)
+				invoke_on(e, undo, slot, false);
+		e->steps[slot].name = NULL;
+		e->steps[slot].startup = e->steps[slot].teardown = NULL;
+		return ret;
+	}
+	return slot;
+}
+
+int cpuhp_engine_remove_state(struct cpuhp_engine *e, int state, bool invoke)
+{
+	unsigned cpu;
+
+	if (!((state >= CPUHP_BP_PREPARE_DYN && state <= CPUHP_BP_PREPARE_DYN_END) ||
+	      (state >= CPUHP_AP_ONLINE_DYN && state <= CPUHP_AP_ONLINE_DYN_END)) ||
+	    !e->steps[state].name)
+		return -CPUHP_EINVAL;
+	if (invoke && e->steps[state].teardown)
+		for (cpu = 0; cpu < e->nr_cpus; cpu++)
+			if (e->cpus[cpu].state >= state)
+				invoke_on(e, cpu, state, false);
+	for (cpu = 0; cpu < e->nr_cpus; cpu++)
+		if (e->cpus[cpu].fail == state)
+			e->cpus[cpu].fail = -1;
+	e->steps[state].name = NULL;
+	e->steps[state].startup = e->steps[state].teardown = NULL;
+	e->steps[state].serialize = false;
+	return 0;
+}
