@@ -24,6 +24,7 @@ struct cpu {
 	int need_resched; /* set by wake-ups, cleared by schedule() */
 	unsigned id;
 	uint32_t apic_id;
+	int dying; /* its hotplug thread tore it down: the idle loop reports it dead */
 	struct rq rq; /* the run queue; its local_lock guards it */
 	struct hrtimer_base hrt; /* high-resolution timers */
 	struct timer_base tmr; /* timer wheels and the tick */

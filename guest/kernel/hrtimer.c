@@ -13,6 +13,8 @@
 #include "kernel/sched.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
+#include "kernel/timer.h"
+#include "kernel/wait.h"
 
 static struct hrtimer_base *this_base(void)
 {
@@ -120,7 +122,10 @@ bool hrtimer_cancel(struct hrtimer *t)
 				return rc.removed;
 		}
 		/* It moved between our look and the IPI (or that CPU went away): again. */
-		arch_cpu_relax();
+		if (!cpumask_test(&cpu_online_mask, (unsigned)cpu) && preemptible())
+			wait_event(&timers_migrate_wq, READ_ONCE(t->cpu) != cpu);
+		else
+			arch_cpu_relax();
 	}
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The boot sequence after the arch layer: bring up the other CPUs, print the boot summary
+ * The boot sequence after the arch layer: start the boot CPU's services, then (in the init
+ * thread) bring up the other CPUs through cpuhp and print the boot summary
  * line (a contract: "plugvm-guest: N/M CPUs online"), run requested self-tests, then power
  * off (`halt`, or after self-tests) or idle.
  */
@@ -10,6 +11,7 @@
 #include "arch.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
+#include "kernel/cpuhp.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
 #include "kernel/panic.h"
@@ -38,6 +40,9 @@ static int init_main(void *arg)
 	int st;
 
 	(void)arg;
+	cpuhp_boot_secondaries();
+	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
+	       cpumask_weight(&cpu_present_mask));
 	crash_from_cmdline();
 	st = selftest_run_cmdline();
 	if (st >= 0)
@@ -60,10 +65,8 @@ __noreturn void kernel_main(void)
 	if (timers_online_cpu(0))
 		panic("cannot start the timer thread of cpu 0");
 	smp_init();
+	cpuhp_init();
 	printk("cpu 0: online (apic %u, boot CPU)\n", cpu_apic_ids[0]);
-	arch_start_secondary_cpus();
-	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
-	       cpumask_weight(&cpu_present_mask));
 
 	arch_irq_enable();
 	/* On the boot CPU, which never goes offline: panics report it as cpu 0. */

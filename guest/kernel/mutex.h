@@ -9,7 +9,7 @@
 #include "kernel/wait.h"
 
 struct mutex {
-	struct thread *owner;	/* atomics */
+	struct thread *owner; /* atomics */
 	struct waitqueue wq;
 	struct lockdep_map dep_map;
 };

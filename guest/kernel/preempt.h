@@ -50,6 +50,12 @@ static inline bool need_resched(void)
 	return arch_percpu_read_int(CPU_OFF_NEED_RESCHED) != 0;
 }
 
+/* Thread context that may sleep: no preempt count, interrupts on. */
+static inline bool preemptible(void)
+{
+	return preempt_count() == 0 && arch_irqs_enabled();
+}
+
 static inline void preempt_count_add(int v)
 {
 	arch_percpu_add_int(CPU_OFF_PREEMPT_COUNT, v);

@@ -15,6 +15,7 @@
  */
 #include "kernel/sched.h"
 
+#include "kernel/cpuhp.h"
 #include "kernel/local_lock.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
@@ -53,6 +54,18 @@ static bool cpu_active(unsigned cpu)
 	struct rq *rq = cpu_rq(cpu);
 
 	return rq && __atomic_load_n(&rq->active, __ATOMIC_ACQUIRE);
+}
+
+/* Would `cpu` take t now? Per-CPU threads from STARTING on, all others once active. */
+static bool cpu_takes(const struct thread *t, unsigned cpu)
+{
+	struct rq *rq = cpu_rq(cpu);
+
+	if (!rq)
+		return false;
+	if (t->percpu && t->pinned == (int)cpu)
+		return __atomic_load_n(&rq->online, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&rq->active, __ATOMIC_ACQUIRE);
 }
 
 /* Interrupts off, then the run-queue lock. */
@@ -162,9 +175,9 @@ static void activate(struct rq *rq, struct thread *t)
 {
 	unsigned self = smp_processor_id();
 
-	if (!cpu_allowed(t, self)) {
+	if (!cpu_allowed(t, self) || (t->pinned == (int)self && !cpu_takes(t, self))) {
 		if (t->pinned >= 0 && (unsigned)t->pinned == self) {
-			park(t); /* pinned here, and this CPU is going down */
+			park(t); /* pinned here, and this CPU is not (or no longer) taking it */
 			return;
 		}
 		hand_over(t, select_cpu(t));
@@ -184,7 +197,7 @@ static void hand_over(struct thread *t, unsigned cpu)
 {
 	struct rq *rq;
 
-	if (cpu == smp_processor_id() && cpu_active(cpu)) {
+	if (cpu == smp_processor_id() && cpu_takes(t, cpu)) {
 		rq = this_rq();
 		local_lock_irqs_off(&rq->lock);
 		rq->stats.wakeups_local++;
@@ -193,7 +206,7 @@ static void hand_over(struct thread *t, unsigned cpu)
 		return;
 	}
 	rq = cpu_rq(cpu);
-	if (!rq || !cpu_active(cpu)) {
+	if (!rq || !cpu_takes(t, cpu)) {
 		if (t->pinned >= 0 || t->migrate_disabled) {
 			park(t);
 			return;
@@ -558,6 +571,18 @@ struct thread *thread_run(const char *name, int (*fn)(void *), void *arg, int pr
 	return t;
 }
 
+struct thread *kthread_run_on_cpu(const char *name, int (*fn)(void *), void *arg, int prio,
+				  unsigned cpu)
+{
+	struct thread *t = thread_create(name, fn, arg, prio, (int)cpu);
+
+	if (t) {
+		t->percpu = true;
+		thread_start(t);
+	}
+	return t;
+}
+
 __noreturn void thread_exit(int code)
 {
 	struct thread *t = current_thread();
@@ -599,7 +624,7 @@ static void rq_init(struct rq *rq, struct thread *idle, unsigned cpu)
 {
 	local_lock_init(&rq->lock, "rq.lock");
 	rqq_init(&rq->queue);
-	memset(&rq->stats, 0, sizeof(rq->stats));
+	/* Statistics survive hotplug: the struct cpu is zeroed once, at its first bring-up. */
 	rq->wake_list.first = NULL;
 	rq->idle = idle;
 	rq->curr = idle;
@@ -607,6 +632,7 @@ static void rq_init(struct rq *rq, struct thread *idle, unsigned cpu)
 	rq->curr_prio = -1;
 	rq->nr_running = 0;
 	rq->active = false;
+	rq->online = false;
 	idle->is_idle = true;
 	idle->pinned = (int)cpu;
 	idle->cpu = cpu;
@@ -625,6 +651,7 @@ void sched_init_boot_cpu(void)
 	rq_init(rq, &boot_idle, 0);
 	boot_idle.stack = this_cpu()->arch.stack;
 	boot_idle.on_cpu = 1;
+	rq->online = true;
 	rq->active = true;
 	arch_set_irq_handler(VEC_RESCHEDULE, resched_ipi, NULL);
 }
@@ -645,6 +672,71 @@ void sched_start_cpu(void)
 	struct rq *rq = this_rq();
 
 	rq->curr->on_cpu = 1;
+	__atomic_store_n(&rq->online, true, __ATOMIC_SEQ_CST);
+}
+
+void sched_dying_cpu(void)
+{
+	struct rq *rq = this_rq();
+	struct rq_entity *e;
+
+	/* Hand-overs that read `online` before this are in the wake list by the time the
+	 * control CPU's sched_dead_cpu() drains it; the queue we empty now. */
+	__atomic_store_n(&rq->online, false, __ATOMIC_SEQ_CST);
+	local_lock_irqs_off(&rq->lock);
+	drain_wake_list(rq);
+	while ((e = rqq_peek(&rq->queue))) {
+		struct thread *t = container_of(e, struct thread, rq);
+
+		dequeue(rq, t);
+		if (t->pinned == (int)smp_processor_id() || t->migrate_disabled) {
+			park(t);
+		} else {
+			rq->stats.migrations_out++;
+			hand_over(t, select_cpu(t));
+		}
+	}
+	local_unlock_irqs_off(&rq->lock);
+}
+
+void sched_park_current(void)
+{
+	park(current_thread());
+	__schedule(SCHED_MODE_SLEEP);
+}
+
+static void unpark(unsigned cpu, bool percpu_only)
+{
+	struct list_head resume = LIST_HEAD_INIT(resume);
+	struct thread *t, *tmp;
+	unsigned long flags;
+
+	flags = spin_lock_irqsave(&parked_lock);
+	list_for_each_entry_safe(t, tmp, &parked, park_node) {
+		bool mine = t->pinned == (int)cpu || (t->migrate_disabled && t->cpu == cpu);
+
+		if (percpu_only ? (mine && t->percpu)
+				: (mine || (t->pinned < 0 && !t->migrate_disabled))) {
+			list_del(&t->park_node);
+			list_add_tail(&t->park_node, &resume);
+		}
+	}
+	spin_unlock_irqrestore(&parked_lock, flags);
+	list_for_each_entry_safe(t, tmp, &resume, park_node) {
+		list_del(&t->park_node);
+		/* It parked itself or was parked off the CPU: wait until it is switched out. */
+		while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+			arch_cpu_relax();
+		__atomic_store_n(&t->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		flags = arch_irq_save();
+		hand_over(t, select_cpu(t));
+		arch_irq_restore(flags);
+	}
+}
+
+void sched_unpark_percpu(unsigned cpu)
+{
+	unpark(cpu, true);
 }
 
 void sched_dead_cpu(unsigned cpu)
@@ -673,27 +765,8 @@ void sched_dead_cpu(unsigned cpu)
 
 void sched_activate_cpu(unsigned cpu)
 {
-	struct thread *t, *tmp;
-	struct list_head resume = LIST_HEAD_INIT(resume);
-	unsigned long flags;
-
 	__atomic_store_n(&cpu_rq(cpu)->active, true, __ATOMIC_SEQ_CST);
-	flags = spin_lock_irqsave(&parked_lock);
-	list_for_each_entry_safe(t, tmp, &parked, park_node) {
-		if (t->pinned == (int)cpu || (t->pinned < 0 && !t->migrate_disabled) ||
-		    (t->migrate_disabled && t->cpu == cpu)) {
-			list_del(&t->park_node);
-			list_add_tail(&t->park_node, &resume);
-		}
-	}
-	spin_unlock_irqrestore(&parked_lock, flags);
-	list_for_each_entry_safe(t, tmp, &resume, park_node) {
-		list_del(&t->park_node);
-		__atomic_store_n(&t->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
-		flags = arch_irq_save();
-		hand_over(t, select_cpu(t));
-		arch_irq_restore(flags);
-	}
+	unpark(cpu, false);
 }
 
 static void nop(void *arg)
@@ -717,8 +790,10 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 		if (other != cpu)
 			smp_call_on_cpu(other, nop, NULL);
 	do {
+		struct rq_queue percpu;
 		struct rq_entity *e;
 
+		rqq_init(&percpu);
 		stuck = false;
 		rq = rq_lock_irqsave(&flags);
 		drain_wake_list(rq);
@@ -731,6 +806,11 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 				break;
 			}
 			dequeue(rq, t);
+			if (t->percpu && t->pinned == (int)cpu) {
+				/* Stays until the CPU dies; set aside and requeued below. */
+				rqq_enqueue(&percpu, &t->rq, false);
+				continue;
+			}
 			moved++;
 			if (t->pinned == (int)cpu) {
 				park(t);
@@ -738,6 +818,10 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 				rq->stats.migrations_out++;
 				hand_over(t, select_cpu(t));
 			}
+		}
+		while ((e = rqq_peek(&percpu))) {
+			rqq_dequeue(&percpu, e);
+			enqueue(rq, container_of(e, struct thread, rq), false);
 		}
 		rq_unlock_irqrestore(rq, flags);
 		if (stuck) {
@@ -759,6 +843,8 @@ __noreturn void sched_idle(void)
 
 	for (;;) {
 		arch_irq_disable();
+		if (READ_ONCE(this_cpu()->dying))
+			cpuhp_idle_dead(); /* its hotplug thread finished tearing it down */
 		rq = this_rq();
 		if (!need_resched() && llist_empty(&rq->wake_list)) {
 			rq->stats.idle_entries++;

@@ -53,6 +53,7 @@ struct thread {
 	int migrate_disabled; /* RT build: nesting of migrate_disable() */
 	int saved_preempt; /* preemption count it slept with (a reported bug) */
 	bool is_idle;
+	bool percpu; /* per-CPU kernel thread: runs on its CPU while that is online, not active */
 	bool rr_expired; /* SCHED_RR slice used up: requeue at the tail */
 	struct llist_node wake_node; /* on a remote CPU's wake_list */
 	struct list_head park_node; /* on the parked list */
@@ -87,6 +88,13 @@ struct thread *thread_create(const char *name, int (*fn)(void *), void *arg, int
 void thread_start(struct thread *t);
 /* thread_create() + thread_start(). */
 struct thread *thread_run(const char *name, int (*fn)(void *), void *arg, int prio, int cpu);
+/*
+ * A per-CPU kernel thread bound to `cpu` (like Linux's smpboot threads): it may run there
+ * from the STARTING section on (before the CPU is active) until the CPU dies, and is
+ * parked while the CPU is away. Started at once (parked if `cpu` is not online yet).
+ */
+struct thread *kthread_run_on_cpu(const char *name, int (*fn)(void *), void *arg, int prio,
+				  unsigned cpu);
 /* End the calling thread with `code` (returned by thread_join()). */
 __noreturn void thread_exit(int code);
 /* Wait for t to exit, free it, return its exit code. One joiner per thread. Thread context. */
@@ -128,8 +136,17 @@ void sched_init_boot_cpu(void);
 int sched_prepare_cpu(unsigned cpu, void *idle_stack);
 /* Free what sched_prepare_cpu() allocated (control CPU, after the CPU died). */
 void sched_dead_cpu(unsigned cpu);
-/* On the arriving CPU: its idle context becomes current (interrupts off). */
+/* On the arriving CPU: its idle context becomes current, its per-CPU threads may run
+ * (STARTING, interrupts off). */
 void sched_start_cpu(void);
+/* On the dying CPU (STARTING teardown, interrupts off): stop taking even per-CPU threads;
+ * park or hand over whatever is still queued. The caller (its hotplug thread) stays. */
+void sched_dying_cpu(void);
+/* Resume the per-CPU threads parked for `cpu` (which must be online). */
+void sched_unpark_percpu(unsigned cpu);
+/* Park the running per-CPU thread (interrupts off) until its CPU comes back; returns with
+ * interrupts off, on the CPU's next life. */
+void sched_park_current(void);
 /* Let `cpu` take threads, and resume the threads parked for it. */
 void sched_activate_cpu(unsigned cpu);
 /*

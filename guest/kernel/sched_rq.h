@@ -39,6 +39,7 @@ struct rq {
 	int curr_prio; /* -1 while idle */
 	unsigned nr_running; /* queued + running (idle not counted) */
 	bool active; /* accepts threads; cleared first when the CPU goes down */
+	bool online; /* runs its own per-CPU threads (from STARTING until it dies) */
 	/* Lock-free: other CPUs push wake-ups here, this CPU drains it. */
 	struct llist_head wake_list;
 };

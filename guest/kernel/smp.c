@@ -18,30 +18,64 @@ struct call_request {
 
 struct call_slot {
 	struct spinlock lock; /* one caller at a time */
-	struct call_request *req; /* published by the caller, cleared by the target */
+	struct call_request *req; /* published by the caller, claimed by the target */
+	bool open; /* guarded by lock: the target takes calls (online, not dying) */
 };
 
 static struct call_slot slots[NR_CPUS] = {
 	[0 ... NR_CPUS - 1] = { .lock = SPINLOCK_INIT("call_slot") },
 };
 
-static void call_func_ipi(unsigned vector, void *arg)
+/* Claim and run the request in this CPU's slot, if any (interrupts off). */
+static void run_pending(struct call_slot *s)
 {
-	struct call_slot *s = &slots[smp_processor_id()];
-	struct call_request *req = __atomic_load_n(&s->req, __ATOMIC_ACQUIRE);
+	struct call_request *req = __atomic_exchange_n(&s->req, NULL, __ATOMIC_ACQ_REL);
 
-	(void)vector;
-	(void)arg;
 	if (!req)
 		return;
 	req->fn(req->arg);
-	__atomic_store_n(&s->req, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
+}
+
+static void call_func_ipi(unsigned vector, void *arg)
+{
+	(void)vector;
+	(void)arg;
+	run_pending(&slots[smp_processor_id()]);
 }
 
 void smp_init(void)
 {
 	arch_set_irq_handler(VEC_CALL_FUNC, call_func_ipi, NULL);
+	smp_cpu_starting(smp_processor_id());
+}
+
+void smp_cpu_starting(unsigned cpu)
+{
+	struct call_slot *s = &slots[cpu];
+	unsigned long flags = spin_lock_irqsave(&s->lock);
+
+	s->open = true;
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
+void smp_cpu_dying(unsigned cpu)
+{
+	struct call_slot *s = &slots[cpu];
+
+	/*
+	 * A caller that saw us open holds the slot lock and waits for its request to run:
+	 * keep serving until we get the lock, then close. Later callers see it closed.
+	 */
+	for (;;) {
+		run_pending(s);
+		if (spin_trylock(&s->lock))
+			break;
+		arch_cpu_relax();
+	}
+	run_pending(s);
+	s->open = false;
+	spin_unlock(&s->lock);
 }
 
 int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg)
@@ -65,6 +99,11 @@ int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg)
 	}
 	s = &slots[cpu];
 	spin_lock(&s->lock);
+	if (!s->open) {
+		spin_unlock(&s->lock);
+		preempt_enable();
+		return -1;
+	}
 	__atomic_store_n(&s->req, &req, __ATOMIC_RELEASE);
 	arch_send_ipi(cpu_apic_ids[cpu], VEC_CALL_FUNC);
 	warn_at = arch_now_ns() + 5000000000ull;

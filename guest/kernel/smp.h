@@ -14,4 +14,9 @@ void smp_init(void);
  */
 int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg);
 
+/* Hotplug, on the CPU itself with interrupts off: start taking calls (before it joins the
+ * online mask); stop (after it left the mask), running any call already claimed for it. */
+void smp_cpu_starting(unsigned cpu);
+void smp_cpu_dying(unsigned cpu);
+
 #endif

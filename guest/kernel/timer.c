@@ -14,6 +14,7 @@
 #include "kernel/sched.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
+#include "kernel/wait.h"
 
 #define TIMER_THREAD_PRIO 50
 
@@ -64,6 +65,8 @@ static uint64_t update_jiffies(void)
 }
 
 /* ---- operations on this CPU's base ----------------------------------------------------------- */
+
+struct waitqueue timers_migrate_wq;
 
 enum timer_op { OP_ADD, OP_MOD, OP_DEL };
 
@@ -130,12 +133,20 @@ static int call_owner(unsigned cpu, struct timer_req *r)
 #ifdef CONFIG_PREEMPT_RT
 	struct timer_base *b;
 
+	unsigned long flags;
+
 	if (!cpumask_test(&cpu_online_mask, cpu) || !cpu_base(cpu)->thread)
 		return -1;
 	b = cpu_base(cpu);
 	r->done = 0;
 	r->waiter = current_thread();
+	flags = spin_lock_irqsave(&b->req_lock);
+	if (!b->req_open) {
+		spin_unlock_irqrestore(&b->req_lock, flags);
+		return -1;
+	}
 	llist_add(&r->node, &b->requests);
+	spin_unlock_irqrestore(&b->req_lock, flags);
 	thread_wake(b->thread);
 	for (;;) {
 		thread_prepare_sleep();
@@ -169,7 +180,11 @@ static bool timer_op(enum timer_op op, struct timer_list *t, uint64_t expires)
 		if (call_owner(cpu, &r) == 0 && !r.moved)
 			return r.result;
 		/* It moved (or its CPU died and it is being migrated): look again. */
-		arch_cpu_relax();
+		if (!cpumask_test(&cpu_online_mask, cpu) && preemptible())
+			wait_event(&timers_migrate_wq,
+				   !wheel_timer_pending(&t->wt) || timer_cpu(t) != cpu);
+		else
+			arch_cpu_relax();
 	}
 }
 
@@ -412,6 +427,7 @@ void time_init(void)
 	tick_ns = 1000000000ull / HZ;
 	jiffies = ns_to_jiffies(arch_now_ns());
 	arch_set_irq_handler(VEC_LAPIC_TIMER, clock_event_irq, NULL);
+	waitqueue_init(&timers_migrate_wq, "timers_migrate");
 }
 
 void timers_prepare_cpu(unsigned cpu)
@@ -431,6 +447,10 @@ void timers_prepare_cpu(unsigned cpu)
 	memset(&b->stats, 0, sizeof(b->stats));
 	hrtimer_init(&b->tick, tick_fn);
 	hrtimers_prepare_cpu(cpu);
+	if (!b->req_lock_ready) { /* once: a caller may still hold it from a past life */
+		spin_lock_init(&b->req_lock, "timer_base.req");
+		b->req_lock_ready = true;
+	}
 }
 
 void tick_start_cpu(void)
@@ -458,14 +478,47 @@ int timers_online_cpu(unsigned cpu)
 	struct timer_base *b = cpu_base(cpu);
 	char name[16];
 
-	if (b->thread)
-		return 0; /* created at the first bring-up; parked while the CPU was away */
-	snprintf(name, sizeof(name), "ktimers/%u", cpu);
-	b->thread = thread_run(name, timer_thread, b, TIMER_THREAD_PRIO, (int)cpu);
-	return b->thread ? 0 : -12;
+	unsigned long flags;
+
+	if (!b->thread) { /* created at the first bring-up; parked while the CPU is away */
+		snprintf(name, sizeof(name), "ktimers/%u", cpu);
+		b->thread = kthread_run_on_cpu(name, timer_thread, b, TIMER_THREAD_PRIO, cpu);
+		if (!b->thread)
+			return -12;
+	}
+	flags = spin_lock_irqsave(&b->req_lock);
+	b->req_open = true;
+	spin_unlock_irqrestore(&b->req_lock, flags);
+	return 0;
 #else
 	(void)cpu;
 	return 0;
+#endif
+}
+
+void timers_offline_cpu(unsigned cpu)
+{
+#ifdef CONFIG_PREEMPT_RT
+	struct timer_base *b = cpu_base(cpu);
+	unsigned long flags;
+	struct llist_node *n;
+
+	flags = spin_lock_irqsave(&b->req_lock);
+	b->req_open = false;
+	spin_unlock_irqrestore(&b->req_lock, flags);
+	/* What was queued before the gate closed: carry it out here, on the owning CPU. */
+	n = llist_reverse(llist_del_all(&b->requests));
+	while (n) {
+		struct timer_req *r = container_of(n, struct timer_req, node);
+		struct thread *waiter = r->waiter;
+
+		n = n->next;
+		run_req(r);
+		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+		thread_wake(waiter);
+	}
+#else
+	(void)cpu; /* cross-CPU calls close with the online mask (smp_cpu_dying) */
 #endif
 }
 
@@ -517,6 +570,7 @@ unsigned timers_dead_cpu(unsigned cpu)
 		raise_timer_softirq(b);
 	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
 	moved += hrtimers_dead_cpu(cpu);
+	wake_up_all(&timers_migrate_wq);
 	return moved;
 }
 

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "kernel/hrtimer.h"
+#include "kernel/spinlock.h"
 #include "kernel/list.h"
 #include "kernel/local_lock.h"
 #include "kernel/timer_wheel.h"
@@ -86,6 +87,9 @@ struct timer_base {
 	int softirq_pending;
 	struct thread *thread; /* RT build: runs expiry and remote requests */
 	struct llist_head requests; /* RT build: work for `thread` from other CPUs */
+	struct spinlock req_lock; /* RT build: guards req_open against queuing */
+	bool req_open; /* RT build: requests accepted (timers:online up to its teardown) */
+	bool req_lock_ready;
 	struct timer_cpu_stats stats;
 };
 
@@ -107,7 +111,12 @@ void timers_prepare_cpu(unsigned cpu);
 void tick_start_cpu(void);
 void tick_stop_cpu(void);
 int timers_online_cpu(unsigned cpu);
+/* On the dying CPU (its hotplug thread): stop taking requests from other CPUs. */
+void timers_offline_cpu(unsigned cpu);
 unsigned timers_dead_cpu(unsigned cpu);
+/* Woken after every timers_dead_cpu(): who found a timer's CPU gone waits here. */
+struct waitqueue;
+extern struct waitqueue timers_migrate_wq;
 
 /* Statistics of `cpu`: per-level wheel counters (both wheels summed) and the base's. */
 void timer_get_stats(unsigned cpu, struct wheel_stats *wheel, struct timer_cpu_stats *base);

@@ -2,6 +2,8 @@
 /* Wait queues and completions. */
 #include "kernel/wait.h"
 
+#include "kernel/hrtimer.h"
+
 #define COMPLETION_ALL (~0u / 2)
 
 void waitqueue_init(struct waitqueue *wq, const char *name)
@@ -99,4 +101,48 @@ static bool try_consume(struct completion *c)
 void wait_for_completion(struct completion *c)
 {
 	wait_event(&c->wq, try_consume(c));
+}
+
+struct timeout_waker {
+	struct hrtimer timer;
+	struct thread *thread;
+};
+
+static enum hrtimer_restart timeout_wake(struct hrtimer *t)
+{
+	thread_wake(container_of(t, struct timeout_waker, timer)->thread);
+	return HRTIMER_NORESTART;
+}
+
+bool wait_for_completion_timeout(struct completion *c, uint64_t ns)
+{
+	uint64_t deadline = arch_now_ns() + ns;
+	struct timeout_waker tw;
+	struct waiter w;
+	bool ok;
+
+	if (try_consume(c))
+		return true;
+	list_init(&w.node);
+	hrtimer_init(&tw.timer, timeout_wake);
+	tw.thread = current_thread();
+	hrtimer_start(&tw.timer, deadline, HRTIMER_ABS);
+	for (;;) {
+		prepare_to_wait(&c->wq, &w);
+		ok = try_consume(c);
+		if (ok || arch_now_ns() >= deadline)
+			break;
+		thread_sleep();
+	}
+	finish_wait(&c->wq, &w);
+	hrtimer_cancel(&tw.timer); /* also waits out a wake-up still running elsewhere */
+	return ok;
+}
+
+void reinit_completion(struct completion *c)
+{
+	unsigned long flags = spin_lock_irqsave(&c->wq.lock);
+
+	c->done = 0;
+	spin_unlock_irqrestore(&c->wq.lock, flags);
 }

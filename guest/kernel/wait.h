@@ -54,5 +54,9 @@ void complete(struct completion *c);
 void complete_all(struct completion *c);
 /* Sleep until complete(); consumes one completion. Thread context. */
 void wait_for_completion(struct completion *c);
+/* As wait_for_completion(), for at most `ns`; true if it was completed. Thread context. */
+bool wait_for_completion_timeout(struct completion *c, uint64_t ns);
+/* Forget earlier completions (nobody may be waiting). */
+void reinit_completion(struct completion *c);
 
 #endif

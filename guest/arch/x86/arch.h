@@ -202,7 +202,15 @@ void arch_crash(const char *kind, size_t len);
 
 /* ---- boot ------------------------------------------------------------------------------- */
 
-/* Start every present secondary CPU and wait for them (boot CPU, once). */
-void arch_start_secondary_cpus(void);
+/* Secondary CPUs (see kernel/cpuhp.c for the states that call these). */
+int arch_smp_init(void); /* boot CPU, once: the start-up trampoline */
+int arch_cpu_prepare(unsigned cpu); /* control CPU: per-CPU area and stacks */
+void arch_cpu_unprepare(unsigned cpu); /* control CPU, after death: free the stacks */
+void *arch_cpu_idle_stack(unsigned cpu);
+int arch_cpu_kick(unsigned cpu); /* control CPU: start it (INIT-SIPI-SIPI) */
+void arch_cpu_dead_cleanup(unsigned cpu); /* control CPU, after death */
+int arch_cpu_starting(unsigned cpu); /* the CPU itself, interrupts off */
+int arch_cpu_dying(unsigned cpu); /* the CPU itself, interrupts off */
+__attribute__((noreturn)) void arch_cpu_dead(int *dead); /* store 1 to *dead, halt */
 
 #endif

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * Secondary CPU start-up through INIT-SIPI-SIPI and the real-mode trampoline. The boot
- * CPU allocates each AP's struct cpu and stacks, publishes them in ap_boot_table under the
- * AP's APIC ID (entry.S looks itself up there), kicks every AP, then waits for all of them
- * to report online: the APs boot concurrently.
+ * The x86 half of CPU hotplug: per-CPU area and stacks, the INIT-SIPI-SIPI kick through the
+ * real-mode trampoline (the CPU finds its stack and struct cpu in ap_boot_table under its
+ * APIC ID), the STARTING work on the CPU itself, and the dead CPU's halt. The state machine
+ * that calls these lives in kernel/cpuhp.c.
  */
 #include "arch.h"
 #include "asm.h"
 #include "kernel/compiler.h"
+#include "kernel/cpuhp.h"
 #include "kernel/cpu.h"
 #include "kernel/mm.h"
 #include "kernel/panic.h"
@@ -20,8 +21,6 @@
 #include "traps.h"
 #include "x86.h"
 
-#define AP_START_TIMEOUT_US 10000000ull /* Linux waits 10 s for an AP to report alive */
-
 struct ap_boot {
 	uint64_t stack_top;
 	struct cpu *cpu;
@@ -33,33 +32,67 @@ _Static_assert(sizeof(struct ap_boot) == 16, "entry.S indexes ap_boot_table by i
 
 extern char trampoline_start[], trampoline_end[];
 
-static struct cpu *cpu_alloc(unsigned id)
+int arch_smp_init(void)
 {
-	struct cpu *c = page_zalloc(DIV_ROUND_UP(sizeof(struct cpu), PAGE_SIZE));
+	size_t tlen = (size_t)(trampoline_end - trampoline_start);
 
-	if (!c)
-		return NULL;
+	if (!memmap_covers(TRAMPOLINE_BASE, ARCH_PAGE_SIZE)) {
+		pr_warn("AP trampoline page %#x is not RAM: no secondary CPUs\n", TRAMPOLINE_BASE);
+		return -22;
+	}
+	memcpy((void *)(uintptr_t)TRAMPOLINE_BASE, trampoline_start, tlen);
+	return 0;
+}
+
+/*
+ * percpu:prepare. The struct cpu is allocated at the first bring-up and kept, like Linux's
+ * per-CPU areas: other CPUs may still hold a pointer to it (a timer's or a thread's last
+ * CPU) after it goes offline. The stacks are allocated per life and freed at the teardown.
+ */
+int arch_cpu_prepare(unsigned cpu)
+{
+	struct cpu *c = cpu_table[cpu];
+
+	if (cpu_apic_ids[cpu] >= MAX_APIC_ID) {
+		pr_warn("cpu %u: APIC ID %u too large to start\n", cpu, cpu_apic_ids[cpu]);
+		return -22;
+	}
+	if (!c) {
+		c = page_zalloc(DIV_ROUND_UP(sizeof(struct cpu), PAGE_SIZE));
+		if (!c)
+			return -12;
+		c->self = c;
+		c->id = cpu;
+		c->apic_id = cpu_apic_ids[cpu];
+		WRITE_ONCE(cpu_table[cpu], c);
+	}
+	c->preempt_count = 0;
+	c->need_resched = 0;
+	c->dying = 0;
 	c->arch.stack = page_alloc(CPU_STACK_SIZE / PAGE_SIZE);
 	c->arch.ist_stack = page_alloc(IST_STACK_SIZE / PAGE_SIZE);
 	if (!c->arch.stack || !c->arch.ist_stack) {
-		page_free(c->arch.stack, CPU_STACK_SIZE / PAGE_SIZE);
-		page_free(c->arch.ist_stack, IST_STACK_SIZE / PAGE_SIZE);
-		page_free(c, DIV_ROUND_UP(sizeof(struct cpu), PAGE_SIZE));
-		return NULL;
+		arch_cpu_unprepare(cpu);
+		return -12;
 	}
-	c->self = c;
-	c->id = id;
-	c->apic_id = cpu_apic_ids[id];
-	cpu_table[id] = c;
-	timers_prepare_cpu(id);
-	if (sched_prepare_cpu(id, c->arch.stack)) {
-		cpu_table[id] = NULL;
-		page_free(c->arch.stack, CPU_STACK_SIZE / PAGE_SIZE);
-		page_free(c->arch.ist_stack, IST_STACK_SIZE / PAGE_SIZE);
-		page_free(c, DIV_ROUND_UP(sizeof(struct cpu), PAGE_SIZE));
-		return NULL;
-	}
-	return c;
+	return 0;
+}
+
+void arch_cpu_unprepare(unsigned cpu)
+{
+	struct cpu *c = cpu_table[cpu];
+
+	if (!c)
+		return;
+	page_free(c->arch.stack, CPU_STACK_SIZE / PAGE_SIZE);
+	page_free(c->arch.ist_stack, IST_STACK_SIZE / PAGE_SIZE);
+	c->arch.stack = NULL;
+	c->arch.ist_stack = NULL;
+}
+
+void *arch_cpu_idle_stack(unsigned cpu)
+{
+	return cpu_table[cpu]->arch.stack;
 }
 
 static void kick(uint32_t apic_id)
@@ -71,61 +104,64 @@ static void kick(uint32_t apic_id)
 	lapic_send_icr(apic_id, APIC_DM_STARTUP | (TRAMPOLINE_BASE >> 12));
 }
 
-void arch_start_secondary_cpus(void)
+int arch_cpu_kick(unsigned cpu)
 {
-	size_t tlen = (size_t)(trampoline_end - trampoline_start);
-	uint64_t deadline;
-	unsigned cpu, kicked = 0;
+	struct cpu *c = cpu_table[cpu];
 
-	if (cpumask_weight(&cpu_present_mask) < 2)
-		return;
-	if (!memmap_covers(TRAMPOLINE_BASE, ARCH_PAGE_SIZE))
-		panic("AP trampoline page %#x is not RAM", TRAMPOLINE_BASE);
-	memcpy((void *)(uintptr_t)TRAMPOLINE_BASE, trampoline_start, tlen);
-
-	for_each_cpu(cpu, &cpu_present_mask) {
-		struct cpu *c;
-
-		if (cpu == 0)
-			continue;
-		if (cpu_apic_ids[cpu] >= MAX_APIC_ID) {
-			pr_warn("cpu %u: APIC ID %u too large to start\n", cpu, cpu_apic_ids[cpu]);
-			continue;
-		}
-		c = cpu_alloc(cpu);
-		if (!c) {
-			pr_warn("cpu %u: out of memory\n", cpu);
-			continue;
-		}
-		ap_boot_table[c->apic_id].cpu = c;
-		WRITE_ONCE(ap_boot_table[c->apic_id].stack_top,
-			   (uint64_t)(uintptr_t)c->arch.stack + CPU_STACK_SIZE);
-		kick(c->apic_id);
-		kicked++;
-	}
-
-	deadline = arch_now_ns() + AP_START_TIMEOUT_US * 1000;
-	while (cpumask_weight(&cpu_online_mask) < kicked + 1 && arch_now_ns() < deadline)
-		arch_cpu_relax();
-	for_each_cpu(cpu, &cpu_present_mask)
-		if (cpu && cpu_table[cpu] && !cpumask_test(&cpu_online_mask, cpu))
-			pr_warn("cpu %u: did not come online within %llu s\n", cpu,
-				AP_START_TIMEOUT_US / 1000000);
+	if (!c || !c->arch.stack)
+		return -22;
+	ap_boot_table[c->apic_id].cpu = c;
+	WRITE_ONCE(ap_boot_table[c->apic_id].stack_top,
+		   (uint64_t)(uintptr_t)c->arch.stack + CPU_STACK_SIZE);
+	kick(c->apic_id);
+	return 0;
 }
 
-void ap_entry(struct cpu *c)
+void arch_cpu_dead_cleanup(unsigned cpu)
 {
-	gdt_init_cpu(c);
+	uint32_t apic_id = cpu_apic_ids[cpu];
+
+	if (apic_id < MAX_APIC_ID) {
+		WRITE_ONCE(ap_boot_table[apic_id].stack_top, 0);
+		ap_boot_table[apic_id].cpu = NULL;
+	}
+}
+
+/* arch:starting, on the arriving CPU: descriptor tables, TSS, LAPIC. */
+int arch_cpu_starting(unsigned cpu)
+{
+	gdt_init_cpu(cpu_table[cpu]);
 	idt_load();
 	lapic_init_cpu();
-	sched_start_cpu();
-	tick_start_cpu();
-	cpumask_set(&cpu_online_mask, c->id);
-	sched_activate_cpu(c->id);
-	if (timers_online_cpu(c->id))
-		panic("cpu %u: cannot start its timer thread", c->id);
-	printk("cpu %u: online (apic %u)\n", c->id, c->apic_id);
-	sched_idle();
+	return 0;
+}
+
+/* arch:starting teardown, on the dying CPU: mask its LAPIC's local interrupts. */
+int arch_cpu_dying(unsigned cpu)
+{
+	(void)cpu;
+	lapic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	lapic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
+	return 0;
+}
+
+/* The dying CPU's last act: say so with one store (the control CPU then frees our stack),
+ * and halt with interrupts off until INIT (a new bring-up) or the VMM removes us. */
+__noreturn void arch_cpu_dead(int *dead)
+{
+	__asm__ volatile("movl $1, (%0)\n"
+			 "1: cli; hlt; jmp 1b"
+			 :
+			 : "r"(dead)
+			 : "memory");
+	__builtin_unreachable();
+}
+
+/* entry.S, on the arriving CPU with its own stack and interrupts off. */
+__noreturn void ap_entry(struct cpu *c)
+{
+	wrmsr(MSR_GS_BASE, (uint64_t)(uintptr_t)c); /* this_cpu() from here on */
+	cpuhp_ap_entry(c->id);
 }
 
 __attribute__((noreturn)) void arch_halt_forever(void)
