@@ -769,16 +769,11 @@ void sched_activate_cpu(unsigned cpu)
 	unpark(cpu, false);
 }
 
-static void nop(void *arg)
-{
-	(void)arg;
-}
-
 unsigned sched_deactivate_cpu(unsigned cpu)
 {
 	struct rq *rq = this_rq();
 	unsigned long flags;
-	unsigned other, moved = 0;
+	unsigned moved = 0;
 	bool stuck;
 
 	__atomic_store_n(&rq->active, false, __ATOMIC_SEQ_CST);
@@ -786,9 +781,7 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 	 * Hand-overs run with interrupts off: once every other CPU has taken an IPI, none
 	 * is still between reading `active` and pushing to our wake_list.
 	 */
-	for_each_cpu(other, &cpu_online_mask)
-		if (other != cpu)
-			smp_call_on_cpu(other, nop, NULL);
+	smp_sync_others();
 	do {
 		struct rq_queue percpu;
 		struct rq_entity *e;

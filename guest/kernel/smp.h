@@ -14,6 +14,12 @@ void smp_init(void);
  */
 int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg);
 
+/*
+ * Return once every other online CPU has taken a call-function IPI, i.e. has left every
+ * interrupts-off section it was in when this was called. Interrupts on; thread context.
+ */
+void smp_sync_others(void);
+
 /* Hotplug, on the CPU itself with interrupts off: start taking calls (before it joins the
  * online mask); stop (after it left the mask), running any call already claimed for it. */
 void smp_cpu_starting(unsigned cpu);

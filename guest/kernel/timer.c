@@ -525,15 +525,21 @@ void timers_offline_cpu(unsigned cpu)
 /* Point every timer queued in w at `cpu` (before the wheel moves them there). */
 static void retarget(struct timer_wheel *w, unsigned cpu)
 {
-	unsigned i;
+	unsigned lvl;
 
-	for (i = 0; i < WHEEL_SIZE; i++) {
-		struct wheel_node *n;
+	for (lvl = 0; lvl < WHEEL_LVL_DEPTH; lvl++) {
+		uint64_t map = w->pending[lvl]; /* only the non-empty buckets */
 
-		for (n = w->buckets[i]; n; n = n->next) {
-			struct wheel_timer *wt = container_of(n, struct wheel_timer, node);
+		while (map) {
+			struct wheel_node *n =
+			    w->buckets[WHEEL_LVL_OFFS(lvl) + __builtin_ctzll(map)];
 
-			WRITE_ONCE(wt->flags, (wt->flags & ~TIMER_CPUMASK) | cpu);
+			map &= map - 1;
+			for (; n; n = n->next) {
+				struct wheel_timer *wt = container_of(n, struct wheel_timer, node);
+
+				WRITE_ONCE(wt->flags, (wt->flags & ~TIMER_CPUMASK) | cpu);
+			}
 		}
 	}
 }
