@@ -142,13 +142,56 @@ static unsigned fetch_insn(struct vcpu *v, uint8_t *buf, unsigned max)
 	return max;
 }
 
+/*
+ * Follow the guest's frame-pointer chain (the guest keeps frame pointers) and print the
+ * return addresses, innermost first, for addr2line. Every read goes through the vCPU's
+ * page tables and is bounds-checked: a corrupt chain ends the walk, nothing else.
+ */
+static void backtrace(FILE *f, struct vcpu *v)
+{
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	uint64_t fp, prev = 0, frame[2];
+	unsigned depth;
+
+	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
+		return;
+	if (!(sregs.efer & (1u << 10))) /* EFER.LMA: no 64-bit frames before long mode */
+		return;
+	fprintf(f, "  backtrace: %llx", (unsigned long long)regs.rip);
+	fp = regs.rbp;
+	for (depth = 0; depth < 24 && fp > prev && !(fp & 7); depth++) {
+		int64_t gpa = regs_translate(v->fd, fp);
+		const void *p = gpa < 0 || ((uint64_t)gpa & 0xfff) > 0x1000 - sizeof(frame) ?
+					NULL :
+					mem_gpa_ptr(&v->vm->mem, (gpa_t)gpa, sizeof(frame));
+
+		if (!p)
+			break;
+		memcpy(frame, p, sizeof(frame));
+		if (!frame[1])
+			break;
+		fprintf(f, " %llx", (unsigned long long)frame[1]);
+		prev = fp;
+		fp = frame[0];
+	}
+	fprintf(f, "\n");
+}
+
+void vcpu_dump(struct vcpu *v, const uint8_t *insn, unsigned insn_len)
+{
+	regs_dump(stderr, v->fd, v->id, insn, insn_len);
+	backtrace(stderr, v);
+	fflush(stderr);
+}
+
 static void crash(struct vcpu *v, const char *what)
 {
 	uint8_t insn[16];
 	unsigned n = fetch_insn(v, insn, sizeof(insn));
 
 	log_error("vCPU %d: %s", v->id, what);
-	regs_dump(stderr, v->fd, v->id, insn, n);
+	vcpu_dump(v, insn, n);
 	vm_request_stop(v->vm, PLUGVM_EXIT_GUEST_CRASH);
 }
 

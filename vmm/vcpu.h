@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct vm;
@@ -46,6 +47,12 @@ int vcpu_start(struct vcpu *v);
 void vcpu_kick_stop(struct vcpu *v);
 /* Ask the vCPU's thread to end, kick it out of KVM_RUN, and wait for it. */
 void vcpu_stop_and_join(struct vcpu *v);
+
+/*
+ * Print the vCPU's registers, the instruction bytes at RIP if `insn` is non-NULL, and a
+ * frame-pointer backtrace to stderr: for crashes and the SIGQUIT post-mortem.
+ */
+void vcpu_dump(struct vcpu *v, const uint8_t *insn, unsigned insn_len);
 
 /* Close the fd and unmap kvm_run. The thread must have ended. */
 void vcpu_destroy(struct vcpu *v);

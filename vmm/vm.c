@@ -256,7 +256,7 @@ int vm_run(struct vm *vm)
 	if (status == PLUGVM_EXIT_SIGNAL_BASE + SIGQUIT)
 		for (i = 0; i < vm->cfg->max_cpus; i++)
 			if (vm->vcpus[i].fd >= 0)
-				regs_dump(stderr, vm->vcpus[i].fd, (int)i, NULL, 0);
+				vcpu_dump(&vm->vcpus[i], NULL, 0);
 	return status;
 }
 

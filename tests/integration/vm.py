@@ -40,6 +40,7 @@ class Vm:
         self.stdout = []
         self.stderr = []
         self._cond = threading.Condition()
+        self.backtraces = ""
         self._readers = [
             threading.Thread(target=self._read, args=(self.proc.stdout, self.stdout), daemon=True),
             threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr), daemon=True),
@@ -59,7 +60,9 @@ class Vm:
         with self._cond:
             out = "\n".join(self.stdout[-200:])
             err = "\n".join(self.stderr[-100:])
-        return f"command: {' '.join(self.argv)}\n--- stdout ---\n{out}\n--- stderr ---\n{err}"
+        bt = f"\n--- backtraces ---\n{self.backtraces}" if self.backtraces else ""
+        return (f"command: {' '.join(self.argv)}\n--- stdout ---\n{out}\n--- stderr ---\n{err}"
+                + bt)
 
     def wait_for(self, pattern, timeout=BOOT_TIMEOUT, stream="stdout"):
         """Wait until a line of `stream` matches `pattern` (re.search); return the match."""
@@ -105,6 +108,31 @@ class Vm:
             return
         for t in self._readers:
             t.join(5)
+        self.backtraces = self._symbolize()
+
+    def _symbolize(self):
+        """The post-mortem's backtraces as function names (addr2line), one line per vCPU."""
+        kernel = self.argv[self.argv.index("--kernel") + 1] if "--kernel" in self.argv else None
+        out = []
+        with self._cond:
+            traces = [l for l in self.stderr if "backtrace:" in l or "registers:" in l]
+        vcpu = "?"
+        for line in traces:
+            if "registers:" in line:
+                vcpu = line.split("vCPU")[1].split()[0]
+                continue
+            addrs = line.split("backtrace:")[1].split()
+            names = addrs
+            if kernel:
+                try:
+                    r = subprocess.run(["addr2line", "-f", "-s", "-e", kernel] + addrs,
+                                       capture_output=True, text=True, timeout=10)
+                    fl = r.stdout.split("\n")
+                    names = [f"{fl[2 * i]}({fl[2 * i + 1]})" for i in range(len(addrs))]
+                except (OSError, subprocess.SubprocessError, IndexError):
+                    pass
+            out.append(f"vCPU {vcpu}: " + " <- ".join(names))
+        return "\n".join(out)
 
     def signal(self, sig):
         self.proc.send_signal(sig)

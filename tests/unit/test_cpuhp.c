@@ -447,7 +447,7 @@ static int dyn_down(unsigned cpu)
 
 static void test_dynamic_states(void **state)
 {
-	static char names[16][8];
+	static char names[16][16];
 	int s, i;
 
 	(void)state;
