@@ -2,8 +2,9 @@
 /*
  * Scheduler and local_lock self-tests (names start with "sched" or "lock"): many threads
  * over all CPUs, wake-up preemption from an interrupt and across CPUs (latency in TSC
- * cycles), sleeping while atomic, migration off a CPU with pinned threads parked, local_lock
- * semantics of the build (mainline or RT), and the lock validator catching an inversion.
+ * cycles), preemption between thread_prepare_sleep() and the condition check, sleeping
+ * while atomic, migration off a CPU with pinned threads parked, local_lock semantics of the
+ * build (mainline or RT), and the lock validator catching an inversion.
  */
 #include "apps/selftest.h"
 #include "arch.h"
@@ -354,6 +355,90 @@ static int test_sched_wake_ipi(void)
 	return wake_latency(0);
 }
 SELFTEST("sched_wake_ipi", test_sched_wake_ipi);
+
+/* ---- sched_preempt_sleep: preempted between prepare_sleep and the check, still wakes ----------- */
+
+struct ps_test {
+	struct thread *high;
+	volatile int cond; /* the sleeper's condition: true before it ever sleeps */
+	volatile int irq_ran;
+	volatile int done; /* the sleeper saw its condition */
+};
+
+static int ps_high(void *arg)
+{
+	(void)arg;
+	thread_prepare_sleep();
+	thread_sleep();
+	return 0;
+}
+
+static void ps_irq(void *arg)
+{
+	struct ps_test *ps = arg;
+
+	thread_wake(ps->high); /* higher priority on this CPU: preempts at interrupt exit */
+	ps->irq_ran = 1;
+}
+
+static int ps_low(void *arg)
+{
+	struct ps_test *ps = arg;
+
+	/* Nobody will wake us: the condition was made true before we ever said SLEEPING. */
+	for (;;) {
+		thread_prepare_sleep();
+		raise_test_irq(); /* an interrupt in the window between saying and checking */
+		while (!ps->irq_ran)
+			arch_cpu_relax();
+		if (ps->cond)
+			break;
+		thread_sleep();
+	}
+	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	ps->done = 1;
+	return 0;
+}
+
+static int test_sched_preempt_sleep(void)
+{
+	unsigned target = other_cpu(smp_processor_id());
+	struct ps_test *ps = kzalloc(sizeof(*ps));
+	struct thread *low;
+	int ret = 0;
+
+	if (!ps)
+		return selftest_fail("out of memory");
+	ps->cond = 1;
+	test_irq_fn = ps_irq;
+	test_irq_arg = ps;
+	arch_set_irq_handler(VEC_SELFTEST, test_irq, NULL);
+	ps->high = thread_run("ps-high", ps_high, ps, 90, (int)target);
+	if (!ps->high) {
+		kfree(ps);
+		return selftest_fail("thread_run failed");
+	}
+	while (__atomic_load_n(&ps->high->state, __ATOMIC_ACQUIRE) != THREAD_BLOCKED)
+		thread_yield();
+	/* Above init's priority, so it runs even when target is this CPU. */
+	low = thread_run("ps-low", ps_low, ps, 20, (int)target);
+	if (!low) {
+		thread_wake(ps->high);
+		thread_join(ps->high);
+		kfree(ps);
+		return selftest_fail("thread_run failed");
+	}
+	if (!spin_until(&ps->done, 2000000000ull)) {
+		ret = selftest_fail("preempted before checking its condition, it never ran again");
+		thread_wake(low); /* let it finish */
+	}
+	thread_join(low);
+	thread_join(ps->high);
+	test_irq_fn = NULL;
+	kfree(ps);
+	return ret;
+}
+SELFTEST("sched_preempt_sleep", test_sched_preempt_sleep);
 
 /* ---- sched_atomic_sleep: sleeping with preemption disabled is reported ------------------------ */
 

@@ -254,21 +254,14 @@ static void resched_ipi(unsigned vector, void *arg)
 static void finish_switch(void)
 {
 	struct thread *last = this_rq()->last;
-	struct thread *joiner;
 
 	if (!last)
 		return;
 	this_rq()->last = NULL;
-	if (__atomic_load_n(&last->state, __ATOMIC_ACQUIRE) == THREAD_DEAD) {
-		/* Read the joiner before dropping on_cpu: after that the joiner may free last. */
-		joiner = __atomic_load_n(&last->joiner, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&last->on_cpu, 0, __ATOMIC_SEQ_CST);
-		if (!joiner)
-			joiner = __atomic_load_n(&last->joiner, __ATOMIC_SEQ_CST);
-		if (joiner)
-			thread_wake(joiner);
-		return;
-	}
+	/*
+	 * The last access to `last`: once on_cpu is 0, a dead thread's joiner may free it. The
+	 * dead thread woke its joiner itself, before its final switch (thread_exit()).
+	 */
 	__atomic_store_n(&last->on_cpu, 0, __ATOMIC_RELEASE);
 }
 
@@ -585,7 +578,7 @@ struct thread *kthread_run_on_cpu(const char *name, int (*fn)(void *), void *arg
 
 __noreturn void thread_exit(int code)
 {
-	struct thread *t = current_thread();
+	struct thread *t = current_thread(), *joiner;
 
 	if (lockdep_depth() > 0) {
 		printk("BUG: thread %s exits holding %u locks\n", t->name, lockdep_depth());
@@ -593,7 +586,15 @@ __noreturn void thread_exit(int code)
 	}
 	t->exit_code = code;
 	arch_irq_disable();
+	/*
+	 * Store DEAD, then read the joiner; thread_join() stores the joiner, then reads the
+	 * state: one of us sees the other. The joiner cannot return (nor be freed) before our
+	 * switch away is complete, so waking it here, with interrupts off, is safe.
+	 */
 	__atomic_store_n(&t->state, THREAD_DEAD, __ATOMIC_SEQ_CST);
+	joiner = __atomic_load_n(&t->joiner, __ATOMIC_SEQ_CST);
+	if (joiner)
+		thread_wake(joiner);
 	__schedule(SCHED_MODE_SLEEP);
 	panic("dead thread %s ran again", t->name);
 }
@@ -606,12 +607,14 @@ int thread_join(struct thread *t)
 	__atomic_store_n(&t->joiner, me, __ATOMIC_SEQ_CST);
 	for (;;) {
 		thread_prepare_sleep();
-		if (__atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == THREAD_DEAD &&
-		    !__atomic_load_n(&t->on_cpu, __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == THREAD_DEAD)
 			break;
 		thread_sleep();
 	}
 	__atomic_store_n(&me->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	/* Dead, maybe still switching away on its CPU (interrupts off there: a short wait). */
+	while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
+		arch_cpu_relax();
 	code = t->exit_code;
 	page_free(t->stack, THREAD_STACK_SIZE / PAGE_SIZE);
 	kfree(t);
@@ -769,12 +772,23 @@ void sched_activate_cpu(unsigned cpu)
 	unpark(cpu, false);
 }
 
+/* A CPU that cannot go down says which thread keeps it (once). */
+static bool warn_deactivate_stuck(unsigned cpu, const struct thread *t)
+{
+	printk("sched: cpu %u: deactivation has waited 1 s for '%s' (prio %d, state %d, "
+	       "migrate_disabled %d, pi locks %u, on_cpu %d, cpu %u, pinned %d)\n",
+	       cpu, t->name, t->rq.prio, t->state, t->migrate_disabled, t->nr_pi_locks, t->on_cpu,
+	       t->cpu, t->pinned);
+	return true;
+}
+
 unsigned sched_deactivate_cpu(unsigned cpu)
 {
 	struct rq *rq = this_rq();
 	unsigned long flags;
+	uint64_t since = arch_now_ns();
 	unsigned moved = 0;
-	bool stuck;
+	bool stuck, warned = false;
 
 	__atomic_store_n(&rq->active, false, __ATOMIC_SEQ_CST);
 	/*
@@ -796,6 +810,8 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 			if (t->migrate_disabled) {
 				/* Must leave its section here first: let it run before us. */
 				stuck = true;
+				if (!warned && arch_now_ns() - since > 1000000000ull)
+					warned = warn_deactivate_stuck(cpu, t);
 				break;
 			}
 			dequeue(rq, t);

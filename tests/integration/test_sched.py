@@ -4,8 +4,9 @@ import pytest
 
 from vm import GUESTS, run_plugvm, selftests
 
-SCHED_TESTS = ["sched_threads", "sched_wake_irq", "sched_wake_ipi", "sched_atomic_sleep",
-               "sched_migrate", "lock_local", "lock_preempt", "lock_pi", "lock_inversion"]
+SCHED_TESTS = ["sched_threads", "sched_wake_irq", "sched_wake_ipi", "sched_preempt_sleep",
+               "sched_atomic_sleep", "sched_migrate", "lock_local", "lock_preempt", "lock_pi",
+               "lock_inversion"]
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])

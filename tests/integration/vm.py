@@ -122,6 +122,8 @@ class Vm:
                 vcpu = line.split("vCPU")[1].split()[0]
                 continue
             addrs = line.split("backtrace:")[1].split()
+            # Return addresses point after their call: look up the call itself.
+            addrs = addrs[:1] + [f"{int(a, 16) - 1:x}" for a in addrs[1:]]
             names = addrs
             if kernel:
                 try:
