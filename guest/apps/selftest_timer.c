@@ -82,7 +82,7 @@ static int test_timer_wheel_order(void)
 					 64, 100, 200, 300, 503, 504, 600, 700 };
 	struct order_timer *o = kzalloc(sizeof(*o) * ARRAY_SIZE(dist));
 	uint64_t max_late = 0;
-	unsigned i, j, slow = 0;
+	unsigned i, j, cpu, slow = 0;
 	int ret = 0;
 
 	if (!o)
@@ -90,12 +90,17 @@ static int test_timer_wheel_order(void)
 	completion_init(&order_done);
 	order_seq = 0;
 	order_left = ARRAY_SIZE(dist);
-	/* Arm them in scrambled order, all against the same "now". */
+	/*
+	 * Arm them in scrambled order on one CPU's wheel: the order is the wheel's promise, and
+	 * each CPU runs its own wheel (the RT build's arming thread may migrate in between).
+	 */
+	cpu = smp_processor_id();
 	for (i = 0; i < ARRAY_SIZE(dist); i++) {
 		j = (i * 7) % ARRAY_SIZE(dist);
 		timer_setup(&o[j].t, order_fn, 0);
 		o[j].requested = jiffies + dist[j];
-		timer_add(&o[j].t, o[j].requested);
+		if (timer_add_on(&o[j].t, o[j].requested, cpu))
+			return selftest_fail("cpu %u went away", cpu);
 	}
 	wait_for_completion(&order_done);
 	for (i = 0; i < ARRAY_SIZE(dist); i++) {
