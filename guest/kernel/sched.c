@@ -835,12 +835,18 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 		rq_unlock_irqrestore(rq, flags);
 		if (stuck) {
 			struct thread *me = current_thread();
-			int prio = me->rq.prio;
+			int prio = me->base_prio;
 
-			/* Let the migration-disabled thread finish; it goes at its next switch. */
-			sched_set_effective_prio(me, 0);
+			/*
+			 * Let the migration-disabled thread finish; it goes at its next switch.
+			 * Lower the base priority, not just the effective one: the RT build's
+			 * unlock of the run-queue lock inside the switch would take a lowered
+			 * effective priority for a finished boost and restore it, and we would
+			 * preempt that thread again at once, at every round (a livelock).
+			 */
+			thread_set_prio(me, SCHED_PRIO_MIN);
 			thread_yield();
-			sched_set_effective_prio(me, prio);
+			thread_set_prio(me, prio);
 		}
 	} while (stuck);
 	return moved;
