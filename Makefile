@@ -61,7 +61,7 @@ GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_sc
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
 # build (build/rt/guest.elf, PREEMPT_RT-style local_lock), both with the lock validator;
-# DEBUG=0 builds of each without it (build/release/, build/release-rt/) for benchmarks.
+# DEBUG=0 builds of each without it (build/release/, build/release/rt/) for benchmarks.
 DEBUG ?= 1
 GUEST_DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DCONFIG_LOCKDEP=1)
 GUEST_PREFIX := $(if $(filter 1,$(DEBUG)),build,build/release)
