@@ -162,10 +162,11 @@ static void backtrace(FILE *f, struct vcpu *v)
 	fp = regs.rbp;
 	for (depth = 0; depth < 24 && fp > prev && !(fp & 7); depth++) {
 		int64_t gpa = regs_translate(v->fd, fp);
-		const void *p = gpa < 0 || ((uint64_t)gpa & 0xfff) > 0x1000 - sizeof(frame) ?
-					NULL :
-					mem_gpa_ptr(&v->vm->mem, (gpa_t)gpa, sizeof(frame));
+		const void *p = NULL;
 
+		/* Both words in one page: the next page may map elsewhere. */
+		if (gpa >= 0 && ((uint64_t)gpa & 0xfff) <= 0x1000 - sizeof(frame))
+			p = mem_gpa_ptr(&v->vm->mem, (gpa_t)gpa, sizeof(frame));
 		if (!p)
 			break;
 		memcpy(frame, p, sizeof(frame));
