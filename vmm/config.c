@@ -22,6 +22,8 @@ const char config_usage[] =
     "  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G suffix (default 64M)\n"
     "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
     "  -append, --append STR  guest command line (at most 4095 bytes)\n"
+    "  --qmp unix:PATH|none   the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
+    "                         plugvm-PID.qmp, printed at start)\n"
     "  -v, --verbose          more diagnostics (twice for debug)\n"
     "  -q, --quiet            errors only\n"
     "  -h, --help             this text\n"
@@ -96,6 +98,12 @@ int config_parse_mem(const char *s, uint64_t *out)
 }
 
 int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char *err, size_t errlen)
+{
+	return config_parse_smp_topo(s, nr_cpus, max_cpus, NULL, err, errlen);
+}
+
+int config_parse_smp_topo(const char *s, unsigned *nr_cpus, unsigned *max_cpus,
+			  struct smp_topology *topology, char *err, size_t errlen)
 {
 	unsigned long long cpus = 0, maxcpus = 0, topo[4] = { 1, 1, 1, 1 };
 	static const char *const topo_keys[4] = { "sockets", "dies", "cores", "threads" };
@@ -187,6 +195,13 @@ int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char 
 	}
 	*nr_cpus = (unsigned)cpus;
 	*max_cpus = (unsigned)maxcpus;
+	if (topology) {
+		/* Without a topology, QEMU 6.2+ splits maxcpus into cores of one socket. */
+		topology->sockets = have_topo ? (unsigned)topo[0] : 1;
+		topology->dies = have_topo ? (unsigned)topo[1] : 1;
+		topology->cores = have_topo ? (unsigned)topo[2] : (unsigned)maxcpus;
+		topology->threads = have_topo ? (unsigned)topo[3] : 1;
+	}
 	return 0;
 }
 
@@ -195,6 +210,7 @@ enum opt_id {
 	OPT_MEM,
 	OPT_KERNEL,
 	OPT_APPEND,
+	OPT_QMP,
 	OPT_VERBOSE,
 	OPT_QUIET,
 	OPT_HELP,
@@ -212,6 +228,7 @@ static const struct opt opts[] = {
 	{ { "m", "memory" }, OPT_MEM, true },
 	{ { "kernel" }, OPT_KERNEL, true },
 	{ { "append" }, OPT_APPEND, true },
+	{ { "qmp" }, OPT_QMP, true },
 	{ { "v", "verbose" }, OPT_VERBOSE, false },
 	{ { "q", "quiet" }, OPT_QUIET, false },
 	{ { "h", "help" }, OPT_HELP, false },
@@ -241,6 +258,53 @@ static int replace_str(char **dst, const char *src)
 	return 0;
 }
 
+int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen)
+{
+	const char *path = val, *opt;
+	size_t len;
+
+	if (!strcmp(val, "none")) {
+		cfg->qmp_disabled = true;
+		free(cfg->qmp_path);
+		cfg->qmp_path = NULL;
+		return 0;
+	}
+	if (!strncmp(val, "unix:", 5))
+		path = val + 5;
+	/* QEMU's chardev options: plugvm always listens and never waits for a client. */
+	opt = strchr(path, ',');
+	len = opt ? (size_t)(opt - path) : strlen(path);
+	while (opt) {
+		const char *o = opt + 1, *next = strchr(o, ',');
+		size_t olen = next ? (size_t)(next - o) : strlen(o);
+
+		if (!((olen == 6 && !strncmp(o, "server", 6)) ||
+		      (olen == 9 && !strncmp(o, "server=on", 9)) ||
+		      (olen == 6 && !strncmp(o, "nowait", 6)) ||
+		      (olen == 8 && !strncmp(o, "wait=off", 8)))) {
+			set_err(err, errlen,
+				"--qmp: unsupported option '%.*s' in '%s' (plugvm always listens, "
+				"never waits)",
+				(int)olen, o, val);
+			return -EINVAL;
+		}
+		opt = next;
+	}
+	if (!len) {
+		set_err(err, errlen, "--qmp: empty socket path in '%s' (unix:PATH or none)", val);
+		return -EINVAL;
+	}
+	if (len > CONFIG_MAX_QMP_PATH) {
+		set_err(err, errlen, "--qmp: socket path longer than %d bytes",
+			CONFIG_MAX_QMP_PATH);
+		return -EINVAL;
+	}
+	free(cfg->qmp_path);
+	cfg->qmp_path = strndup(path, len);
+	cfg->qmp_disabled = false;
+	return cfg->qmp_path ? 0 : -ENOMEM;
+}
+
 enum config_status config_parse(struct vm_config *cfg, int argc, char *const argv[], char *err,
 				size_t errlen)
 {
@@ -250,6 +314,7 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 	cfg->nr_cpus = 1;
 	cfg->max_cpus = 1;
 	cfg->mem_bytes = CONFIG_DEFAULT_MEM_BYTES;
+	cfg->topo = (struct smp_topology){ 1, 1, 1, 1 };
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i], *name, *val = NULL, *eq;
@@ -284,7 +349,8 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 
 		switch (o->id) {
 		case OPT_SMP:
-			if (config_parse_smp(val, &cfg->nr_cpus, &cfg->max_cpus, err, errlen))
+			if (config_parse_smp_topo(val, &cfg->nr_cpus, &cfg->max_cpus, &cfg->topo,
+						  err, errlen))
 				return CONFIG_ERROR;
 			break;
 		case OPT_MEM:
@@ -317,6 +383,10 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 			if (replace_str(&cfg->cmdline, val))
 				goto nomem;
 			break;
+		case OPT_QMP:
+			if (config_parse_qmp(cfg, val, err, errlen))
+				return CONFIG_ERROR;
+			break;
 		case OPT_VERBOSE:
 			if (cfg->verbosity < 2)
 				cfg->verbosity++;
@@ -342,6 +412,8 @@ void config_free(struct vm_config *cfg)
 {
 	free(cfg->kernel_path);
 	free(cfg->cmdline);
+	free(cfg->qmp_path);
 	cfg->kernel_path = NULL;
 	cfg->cmdline = NULL;
+	cfg->qmp_path = NULL;
 }

@@ -15,9 +15,19 @@
 #define CONFIG_MAX_MEM_BYTES	 (256ull << 30)
 #define CONFIG_MAX_CMDLINE	 4095
 
+#define CONFIG_MAX_QMP_PATH 107 /* sockaddr_un */
+
+/* QEMU's -smp topology; sockets * dies * cores * threads == max_cpus. */
+struct smp_topology {
+	unsigned sockets, dies, cores, threads;
+};
+
 struct vm_config {
 	unsigned nr_cpus; /* vCPUs present at boot */
 	unsigned max_cpus; /* possible vCPUs (hot-add up to this) */
+	struct smp_topology topo;
+	char *qmp_path; /* control socket; NULL: the default path */
+	bool qmp_disabled; /* --qmp none */
 	uint64_t mem_bytes;
 	char *kernel_path; /* NULL: guest.elf beside the plugvm binary */
 	char *cmdline; /* guest command line, never NULL after a successful parse */
@@ -52,6 +62,16 @@ int config_parse_mem(const char *s, uint64_t *out);
  */
 int config_parse_smp(const char *s, unsigned *nr_cpus, unsigned *max_cpus, char *err,
 		     size_t errlen);
+
+/* config_parse_smp() that also returns the topology (defaults filled in). */
+int config_parse_smp_topo(const char *s, unsigned *nr_cpus, unsigned *max_cpus,
+			  struct smp_topology *topology, char *err, size_t errlen);
+
+/*
+ * --qmp: "unix:PATH", "PATH" (QEMU's ",server,nowait" / ",server=on,wait=off" accepted)
+ * or "none". Returns 0 or -EINVAL/-ENOMEM with err set.
+ */
+int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen);
 
 /* The usage text printed by --help. */
 extern const char config_usage[];

@@ -12,11 +12,8 @@
 #include "exitcode.h"
 #include "log.h"
 #include "plugvm_abi.h"
+#include "version.h"
 #include "vm.h"
-
-#ifndef PLUGVM_VERSION
-#define PLUGVM_VERSION "0.1.0"
-#endif
 
 /* guest.elf beside the running binary, so build/plugvm finds build/guest.elf. */
 static char *default_kernel(void)

@@ -17,11 +17,13 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "devices/devices.h"
 #include "exitcode.h"
 #include "loader.h"
 #include "log.h"
 #include "plugvm_abi.h"
+#include "qmp.h"
 #include "vcpu.h"
 #include "x86/acpi.h"
 #include "x86/boot.h"
@@ -179,6 +181,10 @@ static int event_loop(struct vm *vm, int sig_fd)
 	epoll_ctl(ep, EPOLL_CTL_ADD, vm->stop_fd, &ev);
 	ev.data.fd = sig_fd;
 	epoll_ctl(ep, EPOLL_CTL_ADD, sig_fd, &ev);
+	if (vm->qmp) {
+		ev.data.fd = qmp_server_fd(vm->qmp);
+		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	}
 	ev.data.fd = STDIN_FILENO;
 	/* Fails for regular files and /dev/null, which is what we want: no console input. */
 	watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) == 0;
@@ -203,6 +209,8 @@ static int event_loop(struct vm *vm, int sig_fd)
 					vm_request_stop(vm, PLUGVM_EXIT_SIGNAL_BASE +
 								(int)si.ssi_signo);
 				}
+			} else if (vm->qmp && fd == qmp_server_fd(vm->qmp)) {
+				qmp_server_dispatch(vm->qmp);
 			} else if (fd == STDIN_FILENO && watch_stdin) {
 				if (!read_stdin(vm)) {
 					epoll_ctl(ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
@@ -234,6 +242,10 @@ int vm_run(struct vm *vm)
 		return PLUGVM_EXIT_SETUP;
 	}
 
+	if (control_start(vm)) {
+		close(sig_fd);
+		return PLUGVM_EXIT_SETUP;
+	}
 	for (i = 0; i < vm->cfg->nr_cpus; i++) {
 		if (vcpu_start(&vm->vcpus[i])) {
 			vm_request_stop(vm, PLUGVM_EXIT_SETUP);
@@ -252,6 +264,7 @@ int vm_run(struct vm *vm)
 	pthread_mutex_lock(&vm->stop_lock);
 	status = vm->exit_status;
 	pthread_mutex_unlock(&vm->stop_lock);
+	control_stop(vm, status);
 	/* SIGQUIT asks for a post-mortem of a hung guest, like a core dump would give. */
 	if (status == PLUGVM_EXIT_SIGNAL_BASE + SIGQUIT)
 		for (i = 0; i < vm->cfg->max_cpus; i++)

@@ -18,6 +18,7 @@
 #include "x86/cpu.h"
 
 struct vcpu;
+struct qmp_server;
 struct uart;
 struct acpi_pm;
 
@@ -35,6 +36,8 @@ struct vm {
 
 	struct uart *uart;
 	struct acpi_pm *pm;
+	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
+	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
 	pthread_mutex_t stop_lock;

@@ -425,6 +425,65 @@ static void test_smp_errors(void **state)
 	smp_bad("1,maxcpus=1,sockets=65536,dies=65536,cores=65536,threads=65536", "overflows");
 }
 
+static void test_qmp(void **state)
+{
+	static const char *const ok[][2] = {
+		{ "unix:/tmp/a.qmp", "/tmp/a.qmp" },
+		{ "/tmp/b.qmp", "/tmp/b.qmp" },
+		{ "unix:/tmp/c.qmp,server,nowait", "/tmp/c.qmp" },
+		{ "unix:/tmp/d.qmp,server=on,wait=off", "/tmp/d.qmp" },
+	};
+	struct parsed p;
+	size_t i;
+
+	(void)state;
+	parse(&p, NULL);
+	assert_null(p.cfg.qmp_path); /* the default path, chosen at start */
+	assert_false(p.cfg.qmp_disabled);
+	config_free(&p.cfg);
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		parse(&p, "--qmp", ok[i][0], NULL);
+		assert_int_equal(p.st, CONFIG_RUN);
+		assert_string_equal(p.cfg.qmp_path, ok[i][1]);
+		config_free(&p.cfg);
+	}
+	parse(&p, "--qmp", "/tmp/x", "--qmp", "none", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_true(p.cfg.qmp_disabled);
+	assert_null(p.cfg.qmp_path);
+	config_free(&p.cfg);
+	parse_fails("empty socket path", "--qmp", "unix:");
+	parse_fails("empty socket path", "--qmp", "");
+	parse_fails("unsupported option 'wait=on'", "--qmp", "unix:/tmp/x,server,wait=on");
+	parse_fails(
+	    "longer than 107", "--qmp",
+	    "unix:/tmp/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+	parse_fails("needs a value", "--qmp");
+}
+
+static void test_smp_topology(void **state)
+{
+	struct smp_topology t;
+	unsigned n, m;
+	char err[ERRLEN];
+
+	(void)state;
+	/* QEMU 6.2+: without a topology, maxcpus becomes cores of one socket. */
+	assert_int_equal(config_parse_smp_topo("2,maxcpus=8", &n, &m, &t, err, sizeof(err)), 0);
+	assert_int_equal(t.sockets, 1);
+	assert_int_equal(t.dies, 1);
+	assert_int_equal(t.cores, 8);
+	assert_int_equal(t.threads, 1);
+	assert_int_equal(
+	    config_parse_smp_topo("2,sockets=2,cores=2,threads=2", &n, &m, &t, err, sizeof(err)),
+	    0);
+	assert_int_equal(m, 8);
+	assert_int_equal(t.sockets, 2);
+	assert_int_equal(t.cores, 2);
+	assert_int_equal(t.threads, 2);
+}
+
 static void test_smp_err_buffer(void **state)
 {
 	unsigned n, m;
@@ -442,13 +501,22 @@ static void test_smp_err_buffer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),	 cmocka_unit_test(test_smp_spellings),
-		cmocka_unit_test(test_memory_spellings), cmocka_unit_test(test_memory_errors),
-		cmocka_unit_test(test_kernel_append),	 cmocka_unit_test(test_append_length),
-		cmocka_unit_test(test_verbosity),	 cmocka_unit_test(test_help_version),
-		cmocka_unit_test(test_bad_options),	 cmocka_unit_test(test_mem_values),
-		cmocka_unit_test(test_mem_errors),	 cmocka_unit_test(test_smp_values),
-		cmocka_unit_test(test_smp_errors),	 cmocka_unit_test(test_smp_err_buffer),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_smp_spellings),
+		cmocka_unit_test(test_memory_spellings),
+		cmocka_unit_test(test_memory_errors),
+		cmocka_unit_test(test_kernel_append),
+		cmocka_unit_test(test_append_length),
+		cmocka_unit_test(test_verbosity),
+		cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_mem_values),
+		cmocka_unit_test(test_mem_errors),
+		cmocka_unit_test(test_smp_values),
+		cmocka_unit_test(test_smp_errors),
+		cmocka_unit_test(test_smp_err_buffer),
+		cmocka_unit_test(test_qmp),
+		cmocka_unit_test(test_smp_topology),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

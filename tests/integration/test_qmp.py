@@ -1,0 +1,237 @@
+# SPDX-License-Identifier: MIT
+"""The control socket on the real VMM: QMP's greeting, negotiation and QEMU-shaped replies,
+events, every kind of bad input (the VMM keeps running with unchanged fd and thread counts),
+many clients at once, quit, signals, the default socket path and unusable paths.
+The client is tests/integration/qmp.py: Python's standard library speaking QMP as QEMU
+documents it.
+"""
+import json
+import os
+import signal
+import socket
+import stat
+import time
+
+import pytest
+
+from qmp import Qmp, QmpError, wait_socket
+from vm import BOOT_TIMEOUT, plugvm, run_plugvm
+
+
+def start(tmp_path, smp="2,maxcpus=4", extra=()):
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", smp, "--qmp", f"unix:{path},server,nowait", "--append", "", *extra)
+    vm.wait_for(r"CPUs online", BOOT_TIMEOUT)
+    wait_socket(path)
+    return vm, path
+
+
+def counts(pid):
+    return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))
+
+
+def settle(pid, want, timeout=10.0):
+    """fd/thread counts once the server has seen every close (it runs on its own time)."""
+    deadline = time.monotonic() + timeout
+    while counts(pid) != want and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return counts(pid)
+
+
+def test_greeting_and_queries(tmp_path):
+    vm, path = start(tmp_path)
+    with vm:
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        with Qmp(path, negotiate=False) as q:
+            assert q.greeting["QMP"]["version"]["package"].startswith("plugvm ")
+            assert set(q.greeting["QMP"]["version"]["qemu"]) == {"major", "minor", "micro"}
+            assert q.greeting["QMP"]["capabilities"] == []
+            r = q.execute("query-status")
+            assert r["error"]["class"] == "CommandNotFound", r
+            assert q.cmd("qmp_capabilities") == {}
+            assert q.cmd("query-status") == {"status": "running", "singlestep": False,
+                                             "running": True}
+            assert q.cmd("query-version")["package"] == q.greeting["QMP"]["version"]["package"]
+            names = {c["name"] for c in q.cmd("query-commands")}
+            assert {"qmp_capabilities", "query-status", "query-cpus-fast",
+                    "query-hotpluggable-cpus", "quit"} <= names
+
+            cpus = q.cmd("query-cpus-fast")
+            assert [c["cpu-index"] for c in cpus] == [0, 1]
+            for i, c in enumerate(cpus):
+                assert c["props"] == {"socket-id": 0, "core-id": i, "thread-id": 0}
+                assert c["target"] == "x86_64"
+                # thread-id is the host thread running that vCPU.
+                assert os.path.exists(f"/proc/{vm.proc.pid}/task/{c['thread-id']}")
+            slots = q.cmd("query-hotpluggable-cpus")
+            assert [s["props"]["core-id"] for s in slots] == [3, 2, 1, 0]
+            assert ["qom-path" in s for s in slots] == [False, False, True, True]
+            assert all(s["vcpus-count"] == 1 and s["type"].endswith("-x86_64-cpu")
+                       for s in slots)
+            # The same answers, verbatim, as one JSON text split over several writes.
+            q.send_raw('{"execute": "query-')
+            time.sleep(0.05)
+            q.send_raw('status", "id": [1, {"a": null}]}\r\n')
+            assert q.recv() == {"return": {"status": "running", "singlestep": False,
+                                           "running": True}, "id": [1, {"a": None}]}
+
+
+def test_topology_props(tmp_path):
+    vm, path = start(tmp_path, smp="1,sockets=2,cores=2,threads=2")
+    with vm, Qmp(path) as q:
+        slots = q.cmd("query-hotpluggable-cpus")
+        props = [s["props"] for s in reversed(slots)]
+        assert props[0] == {"socket-id": 0, "core-id": 0, "thread-id": 0}
+        assert props[1] == {"socket-id": 0, "core-id": 0, "thread-id": 1}
+        assert props[2] == {"socket-id": 0, "core-id": 1, "thread-id": 0}
+        assert props[7] == {"socket-id": 1, "core-id": 1, "thread-id": 1}
+
+
+def test_bad_input_keeps_vm_running(tmp_path):
+    vm, path = start(tmp_path)
+    with vm:
+        pid = vm.proc.pid
+        keeper = Qmp(path)
+        before = counts(pid)
+
+        with Qmp(path) as q:
+            for raw, cls, desc in [
+                ("this is not json\n", "GenericError", "JSON parse error"),
+                ("[1, 2, 3]\n", "GenericError", "must be a JSON object"),
+                ('"a string"\n', "GenericError", "must be a JSON object"),
+                ('{"execute": "no-such-command"}\n', "CommandNotFound", "no-such-command"),
+                ('{"execute": 42}\n', "GenericError", "'execute' must be a string"),
+                ('{"arguments": {}}\n', "GenericError", "lacks member 'execute'"),
+                ('{"execute": "quit", "arguments": {"now": true}}\n', "GenericError",
+                 "Parameter 'now' is unexpected"),
+                ('{"execute": "query-status", "arguments": "x"}\n', "GenericError",
+                 "'arguments' must be an object"),
+                ('{"execute": "qmp_capabilities", "arguments": {"enable": "oob"}}\n',
+                 "CommandNotFound", "already complete"),
+                ("[" * 200 + "\n", "GenericError", "JSON parse error"),
+                ('{"execute": "query-status"\x00}\n', "GenericError", "JSON parse error"),
+            ]:
+                q.send_raw(raw)
+                r = q.recv()
+                assert r["error"]["class"] == cls, (raw, r)
+                assert desc in r["error"]["desc"], (raw, r)
+            # Still answering after all that.
+            assert q.cmd("query-status")["running"]
+
+        # A 10 MB request: refused and dropped once it passes the limit.
+        big = socket.socket(socket.AF_UNIX)
+        big.settimeout(30)
+        big.connect(path)
+        big.recv(4096)
+        payload = b'{"execute": "qmp_capabilities", "arguments": {"x": "' + b"a" * (10 << 20)
+        try:
+            big.sendall(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        reply = b""
+        try:
+            while True:
+                chunk = big.recv(65536)
+                if not chunk:
+                    break
+                reply += chunk
+        except ConnectionResetError:
+            pass
+        big.close()
+        assert b"too large" in reply or reply == b"", reply[:200]
+
+        # Clients that leave mid-request, or before reading their reply.
+        for data in [b'{"execute": "query-hotpl', b'{"execute": "qmp_capabilities"}\n'
+                     b'{"execute": "query-hotpluggable-cpus"}\n', b""]:
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            s.sendall(data)
+            s.close()
+
+        # 100 clients at once, all served.
+        clients = [Qmp(path) for _ in range(100)]
+        for c in clients:
+            c.send_raw(json.dumps({"execute": "query-cpus-fast", "id": "many"}) + "\n")
+        for c in clients:
+            assert len(c.recv()["return"]) == 2
+        for c in clients:
+            c.close()
+
+        assert keeper.cmd("query-status")["running"]
+        assert settle(pid, before) == before
+        keeper.close()
+        assert vm.proc.poll() is None
+
+
+def test_quit_emits_shutdown(tmp_path):
+    vm, path = start(tmp_path)
+    with vm, Qmp(path) as q, Qmp(path) as watcher:
+        assert q.cmd("quit") == {}
+        ev = watcher.wait_event("SHUTDOWN")
+        assert ev["data"] == {"guest": False, "reason": "host-qmp-quit"}
+        assert set(ev["timestamp"]) == {"seconds", "microseconds"}
+        assert abs(ev["timestamp"]["seconds"] - time.time()) < 60
+        assert vm.wait_exit() == 0
+        assert not os.path.exists(path)
+
+
+def test_signal_emits_shutdown(tmp_path):
+    vm, path = start(tmp_path)
+    with vm, Qmp(path) as q:
+        vm.signal(signal.SIGTERM)
+        ev = q.wait_event("SHUTDOWN")
+        assert ev["data"] == {"guest": False, "reason": "host-signal"}
+        assert vm.wait_exit() == 128 + signal.SIGTERM
+
+
+def test_guest_poweroff_emits_shutdown(tmp_path):
+    # The guest powers off by itself once its self-test is done; the client is already there.
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "2", "--qmp", path, "--append", "selftest=timer_hrtimer_sleep")
+    with vm:
+        wait_socket(path)
+        with Qmp(path) as q:
+            ev = q.wait_event("SHUTDOWN", timeout=BOOT_TIMEOUT)
+            assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
+        assert vm.wait_exit() == 0
+
+
+def test_default_socket_path(tmp_path):
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    vm = plugvm("--append", "", env=env)
+    with vm:
+        m = vm.wait_for(r"^plugvm: QMP socket: (\S+)$", stream="stderr")
+        path = m.group(1)
+        assert path == f"{tmp_path}/plugvm-{vm.proc.pid}.qmp"
+        wait_socket(path)
+        with Qmp(path) as q:
+            q.cmd("quit")
+        assert vm.wait_exit() == 0
+        assert not os.path.exists(path)
+
+
+def test_unusable_socket_paths(tmp_path):
+    regular = tmp_path / "file"
+    regular.write_text("keep me")
+    for arg, msg in [(f"unix:{regular}", "not a socket"),
+                     (f"unix:{tmp_path}/no/such/dir/q.sock", "cannot listen"),
+                     ("unix:/" + "a" * 120, "longer than 107"),
+                     ("unix:/tmp/x,server,wait=on", "unsupported option")]:
+        rc, vm = run_plugvm("--qmp", arg, "--append", "halt")
+        assert rc != 0, vm.transcript()
+        assert vm.lines(msg, "stderr"), vm.transcript()
+    assert regular.read_text() == "keep me"
+
+
+def test_stale_socket_replaced_live_one_kept(tmp_path):
+    path = str(tmp_path / "qmp.sock")
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(path)
+    stale.close()  # the file stays, nobody listens: left over by a killed VMM
+    vm, _ = start(tmp_path)
+    with vm:
+        rc, second = run_plugvm("--qmp", path, "--append", "halt")
+        assert rc != 0 and second.lines("another process listens there", "stderr"), \
+            second.transcript()
+        with Qmp(path) as q:
+            assert q.cmd("query-status")["running"]

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for vmm/qmp.c through its socketless session API: the greeting, capabilities
+ * negotiation, command dispatch with argument checking, QEMU's error shapes and classes,
+ * ids echoed, requests split across reads and several in one read, malformed input with
+ * resynchronisation, and the request and output size limits.
+ */
+#include "tests/unit/unit.h"
+
+#include <json-c/json.h>
+#include <stdlib.h>
+
+#include "vmm/qmp.h"
+
+static int echo_calls;
+
+/* "echo": returns its arguments; "fail": a GenericError; "need": requires an int "n". */
+static struct json_object *cmd_echo(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	(void)err;
+	assert_ptr_equal(ctx, &echo_calls);
+	echo_calls++;
+	return json_object_get(args);
+}
+
+static struct json_object *cmd_fail(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	(void)ctx;
+	(void)args;
+	qmp_error_set(err, "GenericError", "failed on purpose %d", 42);
+	return NULL;
+}
+
+static struct json_object *cmd_need(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	struct json_object *n;
+
+	(void)ctx;
+	(void)err;
+	assert_true(json_object_object_get_ex(args, "n", &n));
+	return json_object_new_int(json_object_get_int(n) * 2);
+}
+
+static const struct qmp_arg echo_args[] = {
+	{ "any", json_type_null, false },
+	{ "s", json_type_string, false },
+	{ NULL, json_type_null, false },
+};
+
+static const struct qmp_arg need_args[] = {
+	{ "n", json_type_int, true },
+	{ "flag", json_type_boolean, false },
+	{ NULL, json_type_null, false },
+};
+
+static const struct qmp_command cmds[] = {
+	{ "echo", cmd_echo, echo_args },
+	{ "fail", cmd_fail, NULL },
+	{ "need", cmd_need, need_args },
+	{ NULL, NULL, NULL },
+};
+
+struct fixture {
+	struct qmp_server *s;
+	struct qmp_session *c;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	f->s = qmp_server_create(cmds, &echo_calls, "plugvm test", 1, 2, 3);
+	f->c = qmp_session_create(f->s);
+	assert_non_null(f->c);
+	echo_calls = 0;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	qmp_session_destroy(f->c);
+	qmp_server_destroy(f->s);
+	free(f);
+	return 0;
+}
+
+/* The next output line, parsed (the caller puts it); NULL if there is none. */
+static struct json_object *next_line(struct qmp_session *c)
+{
+	size_t len;
+	const char *out = qmp_session_output(c, &len);
+	const char *nl = len ? memchr(out, '\n', len) : NULL;
+	struct json_object *o;
+	char *line;
+
+	if (!nl)
+		return NULL;
+	assert_true(nl > out && nl[-1] == '\r'); /* CRLF, as QEMU */
+	line = strndup(out, (size_t)(nl - out - 1));
+	o = json_tokener_parse(line);
+	assert_non_null(o);
+	free(line);
+	qmp_session_consume(c, (size_t)(nl - out) + 1);
+	return o;
+}
+
+static const char *path_str(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *x, *y;
+
+	if (!json_object_object_get_ex(o, a, &x))
+		return NULL;
+	if (!b)
+		return json_object_get_string(x);
+	if (!json_object_object_get_ex(x, b, &y))
+		return NULL;
+	return json_object_get_string(y);
+}
+
+static void send_str(struct qmp_session *c, const char *s)
+{
+	qmp_session_input(c, s, strlen(s));
+}
+
+/* Send one request and expect an error of `class`; returns its desc (static copy). */
+static const char *expect_error(struct qmp_session *c, const char *req, const char *class)
+{
+	static char desc[256];
+	struct json_object *r;
+
+	send_str(c, req);
+	r = next_line(c);
+	assert_non_null(r);
+	assert_string_equal(path_str(r, "error", "class"), class);
+	snprintf(desc, sizeof(desc), "%s", path_str(r, "error", "desc"));
+	json_object_put(r);
+	assert_null(next_line(c));
+	return desc;
+}
+
+static void negotiate(struct qmp_session *c)
+{
+	struct json_object *g = next_line(c), *r;
+
+	json_object_put(g);
+	send_str(c, "{\"execute\": \"qmp_capabilities\"}\r\n");
+	r = next_line(c);
+	assert_string_equal(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN),
+			    "{\"return\":{}}");
+	json_object_put(r);
+}
+
+static void test_greeting(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *g = next_line(f->c), *q, *v, *caps;
+
+	assert_non_null(g);
+	assert_true(json_object_object_get_ex(g, "QMP", &q));
+	assert_true(json_object_object_get_ex(q, "version", &v));
+	assert_string_equal(path_str(v, "package", NULL), "plugvm test");
+	assert_string_equal(path_str(v, "qemu", "major"), "1");
+	assert_string_equal(path_str(v, "qemu", "minor"), "2");
+	assert_string_equal(path_str(v, "qemu", "micro"), "3");
+	assert_true(json_object_object_get_ex(q, "capabilities", &caps));
+	assert_int_equal(json_object_array_length(caps), 0);
+	json_object_put(g);
+	assert_null(next_line(f->c));
+}
+
+static void test_negotiation(void **state)
+{
+	struct fixture *f = *state;
+	const char *d;
+
+	json_object_put(next_line(f->c));
+	d = expect_error(f->c, "{\"execute\": \"echo\"}", "CommandNotFound");
+	assert_non_null(strstr(d, "qmp_capabilities"));
+	assert_int_equal(echo_calls, 0);
+	/* oob is not offered, so it cannot be enabled. */
+	d = expect_error(
+	    f->c, "{\"execute\": \"qmp_capabilities\", \"arguments\": {\"enable\": [\"oob\"]}}",
+	    "GenericError");
+	assert_non_null(strstr(d, "oob"));
+	send_str(f->c, "{\"execute\": \"qmp_capabilities\", \"arguments\": {\"enable\": []}}");
+	json_object_put(next_line(f->c));
+	d = expect_error(f->c, "{\"execute\": \"qmp_capabilities\"}", "CommandNotFound");
+	assert_non_null(strstr(d, "already complete"));
+}
+
+static void test_dispatch_and_ids(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *r, *ret, *id;
+
+	negotiate(f->c);
+	send_str(f->c, "{\"execute\": \"echo\", \"arguments\": {\"any\": [1, 2], \"s\": \"x\"}, "
+		       "\"id\": {\"tag\": \"abc\"}}");
+	r = next_line(f->c);
+	assert_true(json_object_object_get_ex(r, "return", &ret));
+	assert_string_equal(json_object_to_json_string_ext(ret, JSON_C_TO_STRING_PLAIN),
+			    "{\"any\":[1,2],\"s\":\"x\"}");
+	assert_true(json_object_object_get_ex(r, "id", &id));
+	assert_string_equal(json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN),
+			    "{\"tag\":\"abc\"}");
+	json_object_put(r);
+	/* Errors carry the id too. */
+	send_str(f->c, "{\"execute\": \"fail\", \"id\": 9}");
+	r = next_line(f->c);
+	assert_string_equal(path_str(r, "error", "desc"), "failed on purpose 42");
+	assert_string_equal(path_str(r, "id", NULL), "9");
+	json_object_put(r);
+	send_str(f->c, "{\"execute\": \"need\", \"arguments\": {\"n\": 21}}");
+	r = next_line(f->c);
+	assert_string_equal(path_str(r, "return", NULL), "42");
+	json_object_put(r);
+	assert_int_equal(echo_calls, 1);
+}
+
+static void test_argument_errors(void **state)
+{
+	struct fixture *f = *state;
+
+	negotiate(f->c);
+	assert_string_equal(expect_error(f->c, "{\"execute\": \"need\"}", "GenericError"),
+			    "Parameter 'n' is missing");
+	assert_string_equal(expect_error(f->c,
+					 "{\"execute\": \"need\", \"arguments\": {\"n\": \"3\"}}",
+					 "GenericError"),
+			    "Invalid parameter type for 'n', expected: integer");
+	assert_string_equal(
+	    expect_error(f->c, "{\"execute\": \"need\", \"arguments\": {\"n\": 1, \"flag\": 1}}",
+			 "GenericError"),
+	    "Invalid parameter type for 'flag', expected: boolean");
+	assert_string_equal(
+	    expect_error(f->c, "{\"execute\": \"need\", \"arguments\": {\"n\": 1, \"x\": 1}}",
+			 "GenericError"),
+	    "Parameter 'x' is unexpected");
+	assert_string_equal(expect_error(f->c, "{\"execute\": \"fail\", \"arguments\": {\"a\": 1}}",
+					 "GenericError"),
+			    "Parameter 'a' is unexpected");
+	assert_string_equal(
+	    expect_error(f->c, "{\"execute\": \"need\", \"arguments\": [1]}", "GenericError"),
+	    "QMP input member 'arguments' must be an object");
+	assert_string_equal(expect_error(f->c, "{\"execute\": 5}", "GenericError"),
+			    "QMP input member 'execute' must be a string");
+	assert_string_equal(expect_error(f->c, "{\"arguments\": {}}", "GenericError"),
+			    "QMP input lacks member 'execute'");
+	assert_string_equal(
+	    expect_error(f->c, "{\"execute\": \"echo\", \"bogus\": 1}", "GenericError"),
+	    "QMP input member 'bogus' is unexpected");
+	assert_string_equal(expect_error(f->c, "{\"execute\": \"no-such\"}", "CommandNotFound"),
+			    "The command no-such has not been found");
+	assert_string_equal(expect_error(f->c, "[1, 2]", "GenericError"),
+			    "QMP input must be a JSON object");
+	assert_string_equal(expect_error(f->c, "\"str\"\n", "GenericError"),
+			    "QMP input must be a JSON object");
+	assert_int_equal(echo_calls, 0);
+}
+
+static void test_streaming(void **state)
+{
+	struct fixture *f = *state;
+	const char *req = "{\"execute\": \"echo\", \"arguments\": {\"s\": \"a\\\"b{\"}, \"id\": 1}"
+			  "\r\n{\"execute\":\"echo\",\"id\":2}{\"execute\":\"echo\",\"id\":3}\n";
+	struct json_object *r;
+	size_t i;
+	int id;
+
+	negotiate(f->c);
+	/* One byte at a time: nothing is answered before its request is complete. */
+	for (i = 0; i < strlen(req); i++)
+		qmp_session_input(f->c, req + i, 1);
+	for (id = 1; id <= 3; id++) {
+		r = next_line(f->c);
+		assert_non_null(r);
+		assert_int_equal(atoi(path_str(r, "id", NULL)), id);
+		json_object_put(r);
+	}
+	assert_null(next_line(f->c));
+	assert_int_equal(echo_calls, 3);
+}
+
+static void test_malformed_then_recovers(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *r;
+	const char *d;
+
+	negotiate(f->c);
+	d = expect_error(f->c, "{\"execute\": nonsense here}\n", "GenericError");
+	assert_non_null(strstr(d, "JSON parse error"));
+	d = expect_error(f->c, "}\n", "GenericError");
+	assert_non_null(strstr(d, "JSON parse error"));
+	/* The session goes on with the next line. */
+	send_str(f->c, "{\"execute\": \"echo\", \"id\": \"after\"}\n");
+	r = next_line(f->c);
+	assert_string_equal(path_str(r, "id", NULL), "after");
+	json_object_put(r);
+	/* Too deep: refused, not a stack overflow. */
+	{
+		char deep[200];
+		size_t i;
+
+		for (i = 0; i < 100; i++)
+			deep[i] = '[';
+		deep[100] = '\n';
+		deep[101] = '\0';
+		d = expect_error(f->c, deep, "GenericError");
+		assert_non_null(strstr(d, "JSON parse error"));
+	}
+	assert_false(qmp_session_closing(f->c));
+}
+
+static void test_request_too_large(void **state)
+{
+	struct fixture *f = *state;
+	char *big = malloc(QMP_MAX_REQUEST + 100);
+	const char *d;
+
+	negotiate(f->c);
+	static const char head[] = "{\"execute\": \"echo\", \"arguments\": {\"s\": \"";
+
+	memcpy(big, head, sizeof(head) - 1);
+	memset(big + sizeof(head) - 1, 'a', QMP_MAX_REQUEST + 50);
+	qmp_session_input(f->c, big, sizeof(head) - 1 + QMP_MAX_REQUEST + 50);
+	free(big);
+	assert_true(qmp_session_closing(f->c));
+	{
+		struct json_object *r = next_line(f->c);
+
+		assert_string_equal(path_str(r, "error", "class"), "GenericError");
+		d = path_str(r, "error", "desc");
+		assert_non_null(strstr(d, "too large"));
+		json_object_put(r);
+	}
+	assert_int_equal(echo_calls, 0);
+	/* A closing session takes nothing more. */
+	send_str(f->c, "{\"execute\": \"echo\"}");
+	assert_null(next_line(f->c));
+}
+
+static void test_output_limit(void **state)
+{
+	struct fixture *f = *state;
+	char req[1200];
+	unsigned i;
+
+	negotiate(f->c);
+	/* A client that never reads: its queue is bounded, then it is dropped. */
+	memset(req, 0, sizeof(req));
+	for (i = 0; i < 2 * QMP_MAX_OUTPUT / 1000 && !qmp_session_closing(f->c); i++) {
+		int n =
+		    snprintf(req, sizeof(req),
+			     "{\"execute\": \"echo\", \"id\": %u, \"arguments\": {\"s\": \"", i);
+
+		memset(req + n, 'x', 1000);
+		strcpy(req + n + 1000, "\"}}");
+		send_str(f->c, req);
+	}
+	assert_true(qmp_session_closing(f->c));
+	{
+		size_t len;
+
+		qmp_session_output(f->c, &len);
+		assert_true(len <= QMP_MAX_OUTPUT);
+	}
+}
+
+static void test_event_without_listener(void **state)
+{
+	struct fixture *f = *state;
+
+	/* No socket: the event is dropped, and data is freed (ASan checks the leak). */
+	qmp_server_event(f->s, "TEST", json_object_new_object());
+	qmp_server_event(f->s, "TEST2", NULL);
+	assert_int_equal(qmp_server_clients(f->s), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_greeting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_negotiation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dispatch_and_ids, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_streaming, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_then_recovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_too_large, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_without_listener, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: MIT
+/* QMP-compatible control socket: sessions (protocol, no I/O) and the server (sockets, epoll). */
+#include "qmp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/*
+ * gcc 12's -fanalyzer loses a session's output buffer once the session is reached through
+ * the server's client list and epoll's data pointer, and reports the buffer as leaked. The
+ * ASan run of the integration tests (make check) checks these paths for real leaks.
+ */
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+
+#define TOKENER_DEPTH 32 /* QEMU's parser allows 1024; nothing here nests past 4 */
+#define READ_CHUNK    65536
+#define READ_BUDGET   (4 * READ_CHUNK) /* per client per dispatch: others get their turn */
+
+struct qmp_session {
+	struct qmp_server *s;
+	json_tokener *tok;
+	size_t pending; /* bytes of the unfinished request */
+	bool skip_line; /* after a parse error: drop input up to the next newline */
+	bool negotiated;
+	bool closing;
+	char *out;
+	size_t out_len, out_cap;
+	int fd; /* -1: no socket (unit tests) */
+	bool want_out; /* EPOLLOUT is armed */
+	struct qmp_session *next;
+};
+
+struct qmp_event {
+	char *line;
+	struct qmp_event *next;
+};
+
+struct qmp_server {
+	const struct qmp_command *cmds;
+	void *ctx;
+	char *greeting;
+	int listen_fd, epoll_fd, event_fd;
+	char *path;
+	struct qmp_session *clients;
+	unsigned nr_clients;
+	pthread_mutex_t ev_lock;
+	struct qmp_event *ev_head, **ev_tail;
+};
+
+void qmp_error_set(struct qmp_error *err, const char *class, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->class = class;
+	va_start(ap, fmt);
+	vsnprintf(err->desc, sizeof(err->desc), fmt, ap);
+	va_end(ap);
+}
+
+/* ---- output ---------------------------------------------------------------------------- */
+
+/* Room for `need` bytes of output. */
+static bool out_reserve(struct qmp_session *c, size_t need)
+{
+	size_t cap = c->out_cap ? c->out_cap : 4096;
+	char *p;
+
+	if (c->out && need <= c->out_cap)
+		return true;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(c->out, cap);
+	if (!p)
+		return false;
+	c->out = p;
+	c->out_cap = cap;
+	return true;
+}
+
+static void out_append(struct qmp_session *c, const char *text, size_t len)
+{
+	if (c->closing)
+		return;
+	if (c->out_len + len + 2 > QMP_MAX_OUTPUT) {
+		/* A client that reads nothing does not get to hold the VMM's memory. */
+		log_warn("qmp: client not reading its replies (%zu bytes queued): dropping it",
+			 c->out_len);
+		c->closing = true;
+		return;
+	}
+	if (!out_reserve(c, c->out_len + len + 2)) {
+		c->closing = true;
+		return;
+	}
+	memcpy(&c->out[c->out_len], text, len);
+	c->out[c->out_len + len] = '\r';
+	c->out[c->out_len + len + 1] = '\n';
+	c->out_len += len + 2;
+}
+
+static void out_json(struct qmp_session *c, struct json_object *o)
+{
+	size_t len;
+	const char *text = json_object_to_json_string_length(
+	    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+
+	out_append(c, text, len);
+}
+
+static void reply_error(struct qmp_session *c, struct json_object *id, const char *class,
+			const char *desc)
+{
+	struct json_object *r = json_object_new_object(), *e = json_object_new_object();
+
+	json_object_object_add(e, "class", json_object_new_string(class));
+	json_object_object_add(e, "desc", json_object_new_string(desc));
+	json_object_object_add(r, "error", e);
+	if (id)
+		json_object_object_add(r, "id", json_object_get(id));
+	out_json(c, r);
+	json_object_put(r);
+}
+
+const char *qmp_session_output(const struct qmp_session *c, size_t *len)
+{
+	*len = c->out_len;
+	return c->out;
+}
+
+void qmp_session_consume(struct qmp_session *c, size_t len)
+{
+	if (len > c->out_len)
+		len = c->out_len;
+	memmove(c->out, c->out + len, c->out_len - len);
+	c->out_len -= len;
+}
+
+bool qmp_session_closing(const struct qmp_session *c)
+{
+	return c->closing;
+}
+
+/* ---- requests -------------------------------------------------------------------------- */
+
+static const char *type_name(enum json_type t)
+{
+	switch (t) {
+	case json_type_boolean:
+		return "boolean";
+	case json_type_int:
+		return "integer";
+	case json_type_double:
+		return "number";
+	case json_type_string:
+		return "string";
+	case json_type_object:
+		return "object";
+	case json_type_array:
+		return "array";
+	default:
+		return "null";
+	}
+}
+
+/* Arguments against the command's list: nothing unknown, right types, nothing missing. */
+static bool check_args(const struct qmp_command *cmd, struct json_object *args,
+		       struct qmp_error *err)
+{
+	const struct qmp_arg *a;
+
+	json_object_object_foreach(args, key, val)
+	{
+		for (a = cmd->args; a && a->name; a++)
+			if (!strcmp(a->name, key))
+				break;
+		if (!a || !a->name) {
+			qmp_error_set(err, "GenericError", "Parameter '%.64s' is unexpected", key);
+			return false;
+		}
+		if (a->type != json_type_null && !json_object_is_type(val, a->type)) {
+			qmp_error_set(err, "GenericError",
+				      "Invalid parameter type for '%s', expected: %s", a->name,
+				      type_name(a->type));
+			return false;
+		}
+	}
+	for (a = cmd->args; a && a->name; a++) {
+		if (a->required && !json_object_object_get_ex(args, a->name, NULL)) {
+			qmp_error_set(err, "GenericError", "Parameter '%s' is missing", a->name);
+			return false;
+		}
+	}
+	return true;
+}
+
+static const struct qmp_arg capabilities_args[] = {
+	{ "enable", json_type_array, false },
+	{ NULL, json_type_null, false },
+};
+
+/* qmp_capabilities: plugvm offers no optional capability (no out-of-band execution). */
+static struct json_object *do_capabilities(struct qmp_session *c, struct json_object *args,
+					   struct qmp_error *err)
+{
+	struct json_object *enable;
+	size_t i;
+
+	if (json_object_object_get_ex(args, "enable", &enable)) {
+		for (i = 0; i < json_object_array_length(enable); i++) {
+			struct json_object *cap = json_object_array_get_idx(enable, i);
+
+			qmp_error_set(err, "GenericError", "Capability '%.64s' not available",
+				      json_object_is_type(cap, json_type_string)
+					  ? json_object_get_string(cap)
+					  : "?");
+			return NULL;
+		}
+	}
+	c->negotiated = true;
+	return NULL;
+}
+
+static void handle(struct qmp_session *c, struct json_object *req)
+{
+	static const struct qmp_command capabilities = { "qmp_capabilities", NULL,
+							 capabilities_args };
+	struct json_object *id = NULL, *exec = NULL, *args = NULL, *ret, *reply, *empty = NULL;
+	const struct qmp_command *cmd;
+	struct qmp_error err = { 0 };
+	const char *name;
+
+	if (!json_object_is_type(req, json_type_object)) {
+		reply_error(c, NULL, "GenericError", "QMP input must be a JSON object");
+		return;
+	}
+	json_object_object_get_ex(req, "id", &id);
+	json_object_object_foreach(req, key, val)
+	{
+		(void)val;
+		if (strcmp(key, "execute") && strcmp(key, "arguments") && strcmp(key, "id")) {
+			char desc[128];
+
+			snprintf(desc, sizeof(desc), "QMP input member '%.64s' is unexpected", key);
+			reply_error(c, id, "GenericError", desc);
+			return;
+		}
+	}
+	if (!json_object_object_get_ex(req, "execute", &exec)) {
+		reply_error(c, id, "GenericError", "QMP input lacks member 'execute'");
+		return;
+	}
+	if (!json_object_is_type(exec, json_type_string)) {
+		reply_error(c, id, "GenericError", "QMP input member 'execute' must be a string");
+		return;
+	}
+	if (json_object_object_get_ex(req, "arguments", &args) &&
+	    !json_object_is_type(args, json_type_object)) {
+		reply_error(c, id, "GenericError",
+			    "QMP input member 'arguments' must be an object");
+		return;
+	}
+	name = json_object_get_string(exec);
+	if (!c->negotiated && strcmp(name, "qmp_capabilities")) {
+		reply_error(c, id, "CommandNotFound",
+			    "Expecting capabilities negotiation with 'qmp_capabilities'");
+		return;
+	}
+	if (!strcmp(name, "qmp_capabilities")) {
+		if (c->negotiated) {
+			reply_error(
+			    c, id, "CommandNotFound",
+			    "Capabilities negotiation is already complete, command ignored");
+			return;
+		}
+		cmd = &capabilities;
+	} else {
+		for (cmd = c->s->cmds; cmd->name; cmd++)
+			if (!strcmp(cmd->name, name))
+				break;
+		if (!cmd->name) {
+			char desc[160];
+
+			snprintf(desc, sizeof(desc), "The command %.100s has not been found", name);
+			reply_error(c, id, "CommandNotFound", desc);
+			return;
+		}
+	}
+	if (!args)
+		args = empty = json_object_new_object();
+	if (!check_args(cmd, args, &err))
+		ret = NULL;
+	else if (cmd == &capabilities)
+		ret = do_capabilities(c, args, &err);
+	else
+		ret = cmd->fn(c->s->ctx, args, &err);
+	json_object_put(empty);
+	if (err.class) {
+		json_object_put(ret);
+		reply_error(c, id, err.class, err.desc);
+		return;
+	}
+	reply = json_object_new_object();
+	json_object_object_add(reply, "return", ret ? ret : json_object_new_object());
+	if (id)
+		json_object_object_add(reply, "id", json_object_get(id));
+	out_json(c, reply);
+	json_object_put(reply);
+}
+
+void qmp_session_input(struct qmp_session *c, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len && !c->closing) {
+		struct json_object *obj;
+		enum json_tokener_error jerr;
+		size_t chunk = len - off, used;
+
+		if (c->skip_line) {
+			const char *nl = memchr(buf + off, '\n', len - off);
+
+			if (!nl)
+				return;
+			off = (size_t)(nl - buf) + 1;
+			c->skip_line = false;
+			continue;
+		}
+		if (chunk > INT_MAX)
+			chunk = INT_MAX;
+		obj = json_tokener_parse_ex(c->tok, buf + off, (int)chunk);
+		jerr = json_tokener_get_error(c->tok);
+		used = json_tokener_get_parse_end(c->tok);
+		if (jerr == json_tokener_continue) {
+			c->pending += chunk;
+			off += chunk;
+			if (c->pending > QMP_MAX_REQUEST) {
+				reply_error(c, NULL, "GenericError",
+					    "JSON parse error, request too large");
+				c->closing = true;
+			}
+			continue;
+		}
+		json_tokener_reset(c->tok);
+		c->pending = 0;
+		if (jerr != json_tokener_success) {
+			char desc[160];
+
+			snprintf(desc, sizeof(desc), "JSON parse error, %s",
+				 json_tokener_error_desc(jerr));
+			reply_error(c, NULL, "GenericError", desc);
+			/* Resynchronise at the next line, as a line-oriented client expects. */
+			off += used ? used : 1;
+			if (off > 0 && buf[off - 1] != '\n')
+				c->skip_line = true;
+			continue;
+		}
+		off += used;
+		handle(c, obj);
+		json_object_put(obj);
+	}
+}
+
+struct qmp_session *qmp_session_create(struct qmp_server *s)
+{
+	struct qmp_session *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->s = s;
+	c->fd = -1;
+	c->tok = json_tokener_new_ex(TOKENER_DEPTH);
+	if (!c->tok) {
+		free(c);
+		return NULL;
+	}
+	out_append(c, s->greeting, strlen(s->greeting));
+	return c;
+}
+
+void qmp_session_destroy(struct qmp_session *c)
+{
+	if (!c)
+		return;
+	json_tokener_free(c->tok);
+	free(c->out);
+	free(c);
+}
+
+/* ---- server ---------------------------------------------------------------------------- */
+
+struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, const char *package,
+				     int major, int minor, int micro)
+{
+	struct qmp_server *s = calloc(1, sizeof(*s));
+	struct json_object *g, *q, *v, *ver;
+
+	if (!s)
+		return NULL;
+	s->cmds = cmds;
+	s->ctx = ctx;
+	s->listen_fd = s->epoll_fd = s->event_fd = -1;
+	pthread_mutex_init(&s->ev_lock, NULL);
+	s->ev_tail = &s->ev_head;
+
+	g = json_object_new_object();
+	q = json_object_new_object();
+	v = json_object_new_object();
+	ver = json_object_new_object();
+	json_object_object_add(ver, "micro", json_object_new_int(micro));
+	json_object_object_add(ver, "minor", json_object_new_int(minor));
+	json_object_object_add(ver, "major", json_object_new_int(major));
+	json_object_object_add(v, "qemu", ver);
+	json_object_object_add(v, "package", json_object_new_string(package));
+	json_object_object_add(q, "version", v);
+	json_object_object_add(q, "capabilities", json_object_new_array());
+	json_object_object_add(g, "QMP", q);
+	s->greeting = strdup(json_object_to_json_string_ext(g, JSON_C_TO_STRING_PLAIN));
+	json_object_put(g);
+	if (!s->greeting) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* A socket file nobody listens on is left over from a killed VMM: replace it. */
+static int clear_stale_socket(const char *path, const struct sockaddr_un *addr)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	ret = connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
+	close(fd);
+	if (ret == 0)
+		return -EADDRINUSE;
+	return unlink(path) < 0 ? -errno : 0;
+}
+
+static int epoll_add(int ep, int fd, uint32_t events, void *ptr)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ptr };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int qmp_server_listen(struct qmp_server *s, const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	mode_t old;
+	int err;
+
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		log_error("--qmp: socket path '%s' is too long (at most %zu bytes)", path,
+			  sizeof(addr.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	strcpy(addr.sun_path, path);
+	err = clear_stale_socket(path, &addr);
+	if (err) {
+		log_error("--qmp: cannot use '%s': %s", path,
+			  err == -EEXIST       ? "a file that is not a socket is there"
+			  : err == -EADDRINUSE ? "another process listens there"
+					       : strerror(-err));
+		return err;
+	}
+	s->path = strdup(path);
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	s->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (!s->path || s->epoll_fd < 0 || s->event_fd < 0 || s->listen_fd < 0) {
+		err = s->path ? -errno : -ENOMEM;
+		log_error("--qmp: %s", strerror(-err));
+		return err;
+	}
+	old = umask(0177); /* mode 0600 from the start: no window where others may connect */
+	err = bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr));
+	umask(old);
+	if (err < 0 || listen(s->listen_fd, 64) < 0) {
+		err = -errno;
+		log_error("--qmp: cannot listen on '%s': %s", path, strerror(-err));
+		free(s->path);
+		s->path = NULL; /* not ours to unlink */
+		return err;
+	}
+	if (epoll_add(s->epoll_fd, s->listen_fd, EPOLLIN, &s->listen_fd) < 0 ||
+	    epoll_add(s->epoll_fd, s->event_fd, EPOLLIN, &s->event_fd) < 0) {
+		err = -errno;
+		log_error("--qmp: epoll: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int qmp_server_fd(const struct qmp_server *s)
+{
+	return s->epoll_fd;
+}
+
+unsigned qmp_server_clients(const struct qmp_server *s)
+{
+	return s->nr_clients;
+}
+
+static void client_close(struct qmp_server *s, struct qmp_session *c)
+{
+	struct qmp_session **pp;
+
+	for (pp = &s->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	s->nr_clients--;
+	epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	qmp_session_destroy(c);
+}
+
+/* Send what the socket takes now; arm EPOLLOUT for the rest. False: the client is gone. */
+static bool client_flush(struct qmp_server *s, struct qmp_session *c)
+{
+	while (c->out_len) {
+		ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0)
+			return false;
+		qmp_session_consume(c, (size_t)n);
+	}
+	if (!c->out_len && c->closing)
+		return false;
+	if (!!c->out_len != c->want_out) {
+		struct epoll_event ev = { .events = EPOLLIN | (c->out_len ? EPOLLOUT : 0),
+					  .data.ptr = c };
+
+		c->want_out = c->out_len != 0;
+		epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+	}
+	return true;
+}
+
+static void client_accept(struct qmp_server *s)
+{
+	for (;;) {
+		int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct qmp_session *c;
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("qmp: accept: %s", strerror(errno));
+			return;
+		}
+		if (s->nr_clients >= QMP_MAX_CLIENTS) {
+			static const char busy[] =
+			    "{\"error\":{\"class\":\"GenericError\",\"desc\":\"too many "
+			    "clients\"}}\r\n";
+
+			if (send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+				log_debug("qmp: refusing a client: %s", strerror(errno));
+			close(fd);
+			continue;
+		}
+		c = qmp_session_create(s);
+		if (!c || epoll_add(s->epoll_fd, fd, EPOLLIN, c) < 0) {
+			qmp_session_destroy(c);
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->next = s->clients;
+		s->clients = c;
+		s->nr_clients++;
+		if (!client_flush(s, c))
+			client_close(s, c);
+	}
+}
+
+static void client_read(struct qmp_server *s, struct qmp_session *c)
+{
+	static char buf[READ_CHUNK];
+	size_t total = 0;
+
+	while (total < READ_BUDGET && !c->closing) {
+		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) { /* EOF or error: whatever was half sent is dropped */
+			client_close(s, c);
+			return;
+		}
+		qmp_session_input(c, buf, (size_t)n);
+		total += (size_t)n;
+	}
+	if (!client_flush(s, c))
+		client_close(s, c);
+}
+
+static void deliver_events(struct qmp_server *s)
+{
+	struct qmp_event *e, *next;
+	struct qmp_session *c, *cn;
+	uint64_t count;
+
+	if (read(s->event_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_debug("qmp: eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&s->ev_lock);
+	e = s->ev_head;
+	s->ev_head = NULL;
+	s->ev_tail = &s->ev_head;
+	pthread_mutex_unlock(&s->ev_lock);
+	for (; e; e = next) {
+		next = e->next;
+		for (c = s->clients; c; c = c->next)
+			if (c->negotiated)
+				out_append(c, e->line, strlen(e->line));
+		free(e->line);
+		free(e);
+	}
+	for (c = s->clients; c; c = cn) {
+		cn = c->next;
+		if (!client_flush(s, c))
+			client_close(s, c);
+	}
+}
+
+void qmp_server_dispatch(struct qmp_server *s)
+{
+	struct epoll_event evs[32];
+	int i, n;
+
+	if (s->epoll_fd < 0)
+		return;
+	n = epoll_wait(s->epoll_fd, evs, 32, 0);
+	for (i = 0; i < n; i++) {
+		void *p = evs[i].data.ptr;
+		struct qmp_session *c;
+
+		if (p == &s->listen_fd) {
+			client_accept(s);
+			continue;
+		}
+		if (p == &s->event_fd) {
+			deliver_events(s);
+			continue;
+		}
+		/* A client closed earlier in this batch is no longer on the list. */
+		for (c = s->clients; c && c != p; c = c->next)
+			;
+		if (!c)
+			continue;
+		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			client_read(s, c);
+		else if (!client_flush(s, c))
+			client_close(s, c);
+	}
+}
+
+void qmp_server_event(struct qmp_server *s, const char *name, struct json_object *data)
+{
+	struct json_object *o = json_object_new_object(), *ts = json_object_new_object();
+	struct qmp_event *e = calloc(1, sizeof(*e));
+	struct timeval tv;
+	uint64_t one = 1;
+
+	gettimeofday(&tv, NULL);
+	json_object_object_add(o, "event", json_object_new_string(name));
+	if (data)
+		json_object_object_add(o, "data", data);
+	json_object_object_add(ts, "seconds", json_object_new_int64(tv.tv_sec));
+	json_object_object_add(ts, "microseconds", json_object_new_int64(tv.tv_usec));
+	json_object_object_add(o, "timestamp", ts);
+	if (e)
+		e->line = strdup(json_object_to_json_string_ext(
+		    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	if (!e || !e->line || s->event_fd < 0) {
+		if (e)
+			free(e->line);
+		free(e);
+		return;
+	}
+	pthread_mutex_lock(&s->ev_lock);
+	*s->ev_tail = e;
+	s->ev_tail = &e->next;
+	pthread_mutex_unlock(&s->ev_lock);
+	if (write(s->event_fd, &one, sizeof(one)) < 0)
+		log_debug("qmp: eventfd: %s", strerror(errno));
+}
+
+void qmp_server_flush(struct qmp_server *s, int timeout_ms)
+{
+	struct timespec t0, t;
+	struct qmp_session *c;
+
+	if (s->epoll_fd < 0)
+		return;
+	deliver_events(s);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		long left;
+		bool pending = false;
+
+		for (c = s->clients; c; c = c->next)
+			pending |= c->out_len != 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = timeout_ms -
+		       ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+		if (!pending || left <= 0)
+			return;
+		poll(NULL, 0, 5);
+		qmp_server_dispatch(s);
+	}
+}
+
+void qmp_server_destroy(struct qmp_server *s)
+{
+	struct qmp_event *e;
+
+	if (!s)
+		return;
+	while (s->clients)
+		client_close(s, s->clients);
+	while ((e = s->ev_head)) {
+		s->ev_head = e->next;
+		free(e->line);
+		free(e);
+	}
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	if (s->path)
+		unlink(s->path);
+	if (s->event_fd >= 0)
+		close(s->event_fd);
+	if (s->epoll_fd >= 0)
+		close(s->epoll_fd);
+	pthread_mutex_destroy(&s->ev_lock);
+	free(s->path);
+	free(s->greeting);
+	free(s);
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket's protocol: QMP (QEMU Machine Protocol) compatible JSON over a Unix
+ * socket, so that tools written for QEMU drive plugvm unchanged. The server speaks first
+ * (greeting), each client negotiates with qmp_capabilities, then sends
+ * {"execute": NAME, "arguments": {...}, "id": ANY} and gets {"return": ...} or
+ * {"error": {"class": ..., "desc": ...}}, each carrying the request's id; events go to every
+ * negotiated client. Protocol in docs/qmp.md.
+ *
+ * The server is single-threaded: the VM's main loop watches qmp_server_fd() and calls
+ * qmp_server_dispatch(). Only qmp_server_event() may be called from other threads.
+ * A session (one client's protocol state) works without a socket, for the unit tests.
+ */
+#ifndef PLUGVM_VMM_QMP_H
+#define PLUGVM_VMM_QMP_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define QMP_MAX_REQUEST (1u << 20) /* bytes of one unfinished request before the client goes */
+#define QMP_MAX_OUTPUT	(8u << 20) /* unread replies and events before the client goes */
+#define QMP_MAX_CLIENTS 256
+
+/* A command's failure: QEMU's error classes ("GenericError", "CommandNotFound", ...). */
+struct qmp_error {
+	const char *class; /* NULL: no error */
+	char desc[256];
+};
+
+void qmp_error_set(struct qmp_error *err, const char *class, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* One argument a command accepts; the list ends with name == NULL. */
+struct qmp_arg {
+	const char *name;
+	enum json_type type; /* json_type_null: any type */
+	bool required;
+};
+
+/*
+ * A command. `fn` gets the validated arguments (an object, maybe empty) and returns the
+ * value of "return" (a new reference; NULL means {}), or sets err. `ctx` is the server's.
+ */
+struct qmp_command {
+	const char *name;
+	struct json_object *(*fn)(void *ctx, struct json_object *args, struct qmp_error *err);
+	const struct qmp_arg *args;
+};
+
+struct qmp_server;
+struct qmp_session;
+
+/*
+ * A server for `cmds` (ending with name == NULL), passing `ctx` to them. `package` names
+ * the software in the greeting beside version major.minor.micro. NULL without memory.
+ */
+struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, const char *package,
+				     int major, int minor, int micro);
+
+/*
+ * Listen on the Unix socket `path` (mode 0600; a stale socket file is replaced, any other
+ * file is not). Returns 0 or -errno (logged).
+ */
+int qmp_server_listen(struct qmp_server *s, const char *path);
+
+/* An fd that becomes readable when qmp_server_dispatch() has work (an epoll fd). */
+int qmp_server_fd(const struct qmp_server *s);
+
+/* Accept clients, read requests, run commands, write replies and queued events. */
+void qmp_server_dispatch(struct qmp_server *s);
+
+/*
+ * Queue event `name` with `data` (ownership taken; NULL: no data) for every negotiated
+ * client, stamped now. Thread-safe; delivered by the next qmp_server_dispatch().
+ */
+void qmp_server_event(struct qmp_server *s, const char *name, struct json_object *data);
+
+/* Deliver queued events and unsent replies, waiting at most `timeout_ms` for slow readers. */
+void qmp_server_flush(struct qmp_server *s, int timeout_ms);
+
+/* Number of connected clients. */
+unsigned qmp_server_clients(const struct qmp_server *s);
+
+/* Close every client and the socket, remove the socket file, free s. NULL is fine. */
+void qmp_server_destroy(struct qmp_server *s);
+
+/* ---- one client's protocol, without I/O (the unit tests drive these) ---- */
+
+/* A session of server s whose greeting is already in its output. NULL without memory. */
+struct qmp_session *qmp_session_create(struct qmp_server *s);
+void qmp_session_destroy(struct qmp_session *c);
+
+/* Feed received bytes; replies (and errors) are appended to the output. */
+void qmp_session_input(struct qmp_session *c, const char *buf, size_t len);
+
+/* The output not yet taken: a pointer to `*len` bytes, valid until the next call. */
+const char *qmp_session_output(const struct qmp_session *c, size_t *len);
+/* Drop the first `len` bytes of the output (they were sent). */
+void qmp_session_consume(struct qmp_session *c, size_t len);
+
+/* The session must end (a request over QMP_MAX_REQUEST, output over QMP_MAX_OUTPUT). */
+bool qmp_session_closing(const struct qmp_session *c);
+
+#endif
