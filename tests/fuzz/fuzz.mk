@@ -12,7 +12,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initia
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -DPLUGVM_HOST_TEST \
 	-Itests/unit/shim -Iguest -Icommon -I.
-FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config
+FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp
 
 # The guest's printk.c defines vsnprintf/snprintf: rename them so libc keeps its own.
 FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
@@ -20,6 +20,8 @@ FUZZ_fuzz_acpi_SRCS := guest/drivers/acpi.c guest/kernel/printk.c tests/unit/shi
 FUZZ_fuzz_acpi_CFLAGS := -Dvsnprintf=guest_vsnprintf -Dsnprintf=guest_snprintf
 FUZZ_fuzz_cmdline_SRCS := guest/kernel/cmdline.c
 FUZZ_fuzz_config_SRCS := vmm/config.c vmm/log.c
+FUZZ_fuzz_qmp_SRCS := vmm/qmp.c vmm/log.c
+FUZZ_fuzz_qmp_LIBS := -ljson-c
 
 FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/drivers/*.h vmm/*.h vmm/*/*.h \
 	tests/unit/shim/*.h)
@@ -29,7 +31,7 @@ build/fuzz/$(1): tests/fuzz/$(1).c $$(FUZZ_$(1)_SRCS) $$(FUZZ_HEADERS)
 	@mkdir -p $$(@D)
 	@test -n "$$(FUZZ_CC)" || { echo "fuzz: clang not found (scripts/deps.sh installs it)"; exit 1; }
 	@echo "  FUZZCC  $$@"
-	$$(Q)$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(FUZZ_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lpthread
+	$$(Q)$$(FUZZ_CC) $$(FUZZ_CFLAGS) $$(FUZZ_$(1)_CFLAGS) -o $$@ $$(filter %.c,$$^) -lpthread $$(FUZZ_$(1)_LIBS)
 endef
 $(foreach t,$(FUZZ_TARGETS),$(eval $(call fuzz_rule,$(t))))
 
