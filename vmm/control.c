@@ -214,6 +214,8 @@ void control_stop(struct vm *vm, int status)
 		reason = "host-qmp-quit";
 	} else if (status >= PLUGVM_EXIT_SIGNAL_BASE) {
 		reason = "host-signal";
+	} else if (status == PLUGVM_EXIT_INTERNAL || status == PLUGVM_EXIT_SETUP) {
+		reason = "host-error";
 	} else if (status == PLUGVM_EXIT_GUEST_CRASH) {
 		reason = "guest-panic";
 		guest = true;
