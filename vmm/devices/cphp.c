@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/* QEMU's ACPI CPU hotplug register block as a state machine (see cphp.h). */
+#include "cphp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cphp_init(struct cphp *d, unsigned nr_slots, unsigned nr_present, const struct cphp_ops *ops)
+{
+	unsigned i;
+
+	if (!nr_slots || nr_present > nr_slots)
+		return -EINVAL;
+	memset(d, 0, sizeof(*d));
+	d->slots = calloc(nr_slots, sizeof(*d->slots));
+	if (!d->slots)
+		return -ENOMEM;
+	d->nr_slots = nr_slots;
+	for (i = 0; i < nr_present; i++)
+		d->slots[i].present = true;
+	d->ops = *ops;
+	/* QEMU 7.2's pc starts in legacy mode, except when the bitmap cannot cover the IDs. */
+	d->modern = nr_slots > 8 * CPHP_LEGACY_LEN;
+	return 0;
+}
+
+void cphp_exit(struct cphp *d)
+{
+	free(d->slots);
+	d->slots = NULL;
+	d->nr_slots = 0;
+}
+
+static void raise_gpe(struct cphp *d)
+{
+	if (d->ops.raise_gpe)
+		d->ops.raise_gpe(d->ops.opaque);
+}
+
+static uint32_t trunc_size(uint32_t v, unsigned size)
+{
+	return size >= 4 ? v : v & ((1u << (8 * size)) - 1);
+}
+
+/* Legacy: bit n of the bitmap = APIC ID n present. */
+static uint32_t legacy_read(const struct cphp *d, unsigned offset, unsigned size)
+{
+	uint32_t v = 0;
+	unsigned i, bit;
+
+	for (i = 0; i < size; i++) {
+		unsigned byte = offset + i;
+		uint8_t b = 0;
+
+		if (byte >= CPHP_LEGACY_LEN)
+			break;
+		for (bit = 0; bit < 8; bit++) {
+			unsigned slot = byte * 8 + bit;
+
+			if (slot < d->nr_slots && d->slots[slot].present)
+				b |= (uint8_t)(1u << bit);
+		}
+		v |= (uint32_t)b << (8 * i);
+	}
+	return v;
+}
+
+uint32_t cphp_read(struct cphp *d, unsigned offset, unsigned size)
+{
+	const struct cphp_slot *s;
+	uint32_t v = 0;
+
+	if (size != 1 && size != 2 && size != 4)
+		return 0;
+	if (!d->modern)
+		return legacy_read(d, offset, size);
+	if (d->selector >= d->nr_slots)
+		return 0;
+	s = &d->slots[d->selector];
+	switch (offset) {
+	case 0: /* command data 2: the arch ID's upper half (APIC IDs fit in 32 bits) */
+		v = 0;
+		break;
+	case 4:
+		v = (s->present ? CPHP_STS_ENABLED : 0) |
+		    (s->present && s->insert ? CPHP_STS_INSERT : 0) |
+		    (s->remove ? CPHP_STS_REMOVE : 0);
+		break;
+	case 8:
+		if (d->command == CPHP_CMD_NEXT_EVENT)
+			v = d->selector;
+		else if (d->command == CPHP_CMD_ARCH_ID)
+			v = d->selector; /* APIC ID == slot */
+		break;
+	default:
+		break;
+	}
+	return trunc_size(v, size);
+}
+
+/* From the selector on, with wrap-around: the first slot with a pending event. */
+static void select_next_event(struct cphp *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nr_slots; i++) {
+		unsigned slot = (d->selector + i) % d->nr_slots;
+		const struct cphp_slot *s = &d->slots[slot];
+
+		if ((s->present && s->insert) || s->remove) {
+			d->selector = slot;
+			return;
+		}
+	}
+}
+
+static void control(struct cphp *d, uint8_t ctl)
+{
+	struct cphp_slot *s = &d->slots[d->selector];
+
+	if (ctl &
+	    ~(CPHP_CTL_CLEAR_INSERT | CPHP_CTL_CLEAR_REMOVE | CPHP_CTL_EJECT | CPHP_CTL_FW_EJECT))
+		d->bad_writes++; /* reserved bits: ignored, the rest still acts, as QEMU */
+	/* One action per write, in QEMU's order. */
+	if (ctl & CPHP_CTL_CLEAR_INSERT) {
+		s->insert = false;
+	} else if (ctl & CPHP_CTL_CLEAR_REMOVE) {
+		s->remove = false;
+	} else if (ctl & CPHP_CTL_EJECT) {
+		if (!s->present || d->selector == 0) {
+			d->bad_writes++;
+			return;
+		}
+		s->present = false;
+		s->insert = false;
+		s->remove = false;
+		if (d->ops.eject)
+			d->ops.eject(d->ops.opaque, d->selector);
+	}
+	/* CPHP_CTL_FW_EJECT: no firmware here to hand the eject to; ignored. */
+}
+
+void cphp_write(struct cphp *d, unsigned offset, unsigned size, uint32_t value)
+{
+	if (size != 1 && size != 2 && size != 4) {
+		d->bad_writes++;
+		return;
+	}
+	value = trunc_size(value, size);
+	if (!d->modern) {
+		/* Byte 0 written with 0 switches to the modern block, for good. */
+		if (offset == 0 && (value & 0xff) == 0) {
+			d->modern = true;
+			d->selector = 0;
+			d->command = CPHP_CMD_NEXT_EVENT;
+		} else {
+			d->bad_writes++;
+		}
+		return;
+	}
+	if (offset == 0) {
+		d->selector = value; /* any value; out of range makes the rest inert */
+		return;
+	}
+	if (d->selector >= d->nr_slots) {
+		d->bad_writes++;
+		return;
+	}
+	switch (offset) {
+	case 4:
+		control(d, (uint8_t)value);
+		break;
+	case 5:
+		if ((value & 0xff) > CPHP_CMD_ARCH_ID) {
+			d->bad_writes++;
+			break;
+		}
+		d->command = (uint8_t)value;
+		if (d->command == CPHP_CMD_NEXT_EVENT)
+			select_next_event(d);
+		break;
+	case 8:
+		if (d->command == CPHP_CMD_OST_EVENT)
+			d->ost_event = value;
+		else if (d->command == CPHP_CMD_OST_STATUS && d->ops.ost)
+			d->ops.ost(d->ops.opaque, d->selector, d->ost_event, value);
+		break;
+	default:
+		d->bad_writes++;
+		break;
+	}
+}
+
+int cphp_plug(struct cphp *d, unsigned slot)
+{
+	if (slot >= d->nr_slots)
+		return -EINVAL;
+	if (d->slots[slot].present)
+		return -EEXIST;
+	d->slots[slot].present = true;
+	d->slots[slot].remove = false;
+	/* A CPU added in legacy mode gets no insert event, in QEMU too: guests reconcile. */
+	d->slots[slot].insert = d->modern;
+	raise_gpe(d);
+	return 0;
+}
+
+int cphp_unplug_request(struct cphp *d, unsigned slot)
+{
+	if (slot >= d->nr_slots)
+		return -EINVAL;
+	if (!d->slots[slot].present)
+		return -ENODEV;
+	if (slot == 0)
+		return -EPERM;
+	if (!d->modern)
+		return -EOPNOTSUPP;
+	d->slots[slot].remove = true;
+	raise_gpe(d);
+	return 0;
+}
