@@ -23,7 +23,7 @@ endif
 VMM_SRCS := vmm/main.c vmm/config.c vmm/log.c vmm/kvm.c vmm/mem.c vmm/vcpu.c vmm/bus.c \
 	vmm/loader.c vmm/vm.c vmm/x86/acpi.c vmm/x86/e820.c vmm/x86/cpuid.c vmm/x86/regs.c \
 	vmm/devices/uart16550.c vmm/devices/debug_exit.c vmm/devices/acpi_pm.c \
-	vmm/qmp.c vmm/control.c
+	vmm/devices/cphp.c vmm/devices/cpu_hotplug.c vmm/qmp.c vmm/control.c
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c
 
@@ -56,7 +56,7 @@ GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S sw
 GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c cmdline.c mm.c panic.c cpu.c \
 	smp.c sched.c rq.c wait.c mutex.c local_lock.c lockdep.c timer.c hrtimer.c timer_wheel.c \
 	timerqueue.c cpuhp.c cpuhp_engine.c)
-GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c)
+GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c acpi_cphp.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_sched.c \
 	selftest_timer.c selftest_cpuhp.c)
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)

@@ -90,7 +90,8 @@ static int load_guest(struct vm *vm)
 
 static int create_devices(struct vm *vm)
 {
-	if (uart_init(vm, STDOUT_FILENO) || debug_exit_init(vm) || acpi_pm_init(vm))
+	if (uart_init(vm, STDOUT_FILENO) || debug_exit_init(vm) || acpi_pm_init(vm) ||
+	    cpu_hotplug_init(vm))
 		return PLUGVM_EXIT_SETUP;
 	return 0;
 }
@@ -185,6 +186,10 @@ static int event_loop(struct vm *vm, int sig_fd)
 		ev.data.fd = qmp_server_fd(vm->qmp);
 		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	}
+	if (cpu_hotplug_eject_fd(vm) >= 0) {
+		ev.data.fd = cpu_hotplug_eject_fd(vm);
+		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	}
 	ev.data.fd = STDIN_FILENO;
 	/* Fails for regular files and /dev/null, which is what we want: no console input. */
 	watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) == 0;
@@ -209,6 +214,8 @@ static int event_loop(struct vm *vm, int sig_fd)
 					vm_request_stop(vm, PLUGVM_EXIT_SIGNAL_BASE +
 								(int)si.ssi_signo);
 				}
+			} else if (fd == cpu_hotplug_eject_fd(vm)) {
+				cpu_hotplug_process_ejects(vm);
 			} else if (vm->qmp && fd == qmp_server_fd(vm->qmp)) {
 				qmp_server_dispatch(vm->qmp);
 			} else if (fd == STDIN_FILENO && watch_stdin) {
@@ -286,6 +293,7 @@ void vm_destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
+	cpu_hotplug_exit(vm);
 	acpi_pm_exit(vm);
 	uart_exit(vm);
 	kvm_close(&vm->kvm);

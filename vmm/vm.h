@@ -21,6 +21,7 @@ struct vcpu;
 struct qmp_server;
 struct uart;
 struct acpi_pm;
+struct cpu_hotplug;
 
 struct vm {
 	const struct vm_config *cfg;
@@ -36,6 +37,7 @@ struct vm {
 
 	struct uart *uart;
 	struct acpi_pm *pm;
+	struct cpu_hotplug *cpuhp; /* ACPI CPU hotplug block */
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
 

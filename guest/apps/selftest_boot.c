@@ -6,12 +6,14 @@
 #include "apps/selftest.h"
 #include "arch.h"
 #include "drivers/acpi.h"
+#include "drivers/acpi_cphp.h"
 #include "kernel/cpu.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
+#include "plugvm_abi.h"
 
 struct percpu_probe {
 	unsigned expect_cpu;
@@ -184,6 +186,49 @@ static int test_acpi(void)
 	return 0;
 }
 SELFTEST("acpi", test_acpi);
+
+/*
+ * The ACPI CPU hotplug block (QEMU's `pc` layout) switches to modern mode and describes
+ * the same CPUs as the MADT: slot i is the i-th possible CPU by APIC ID, present exactly
+ * when enabled there, with no event pending at boot; past the last slot it reads 0.
+ */
+static int test_acpi_cphp(void)
+{
+	const struct acpi_info *ai = acpi_get_info();
+	unsigned i, present = 0;
+
+	if (cphp_probe())
+		return selftest_fail("no modern ACPI CPU hotplug block at %#x", PLUGVM_PORT_CPUHP);
+	for (i = 0; i < ai->nr_cpus; i++) {
+		uint8_t f = cphp_slot_flags(i);
+		uint32_t id = cphp_slot_apic_id(i);
+
+		if (i && ai->cpus[i].apic_id <= ai->cpus[i - 1].apic_id)
+			return selftest_fail("MADT not sorted by APIC ID at entry %u", i);
+		if (id != ai->cpus[i].apic_id)
+			return selftest_fail("slot %u: APIC ID %u, MADT says %u", i, id,
+					     ai->cpus[i].apic_id);
+		if (!!(f & CPHP_FLAG_ENABLED) != ai->cpus[i].enabled)
+			return selftest_fail("slot %u: flags %#x, MADT enabled=%d", i, f,
+					     ai->cpus[i].enabled);
+		if (f & (CPHP_FLAG_INSERT | CPHP_FLAG_REMOVE))
+			return selftest_fail("slot %u: event pending at boot (flags %#x)", i, f);
+		present += f & CPHP_FLAG_ENABLED;
+	}
+	if (cphp_slot_flags(ai->nr_cpus) != 0)
+		return selftest_fail("slot %u past the last one reads flags %#x", ai->nr_cpus,
+				     cphp_slot_flags(ai->nr_cpus));
+	if (cphp_next_event(0) != -1)
+		return selftest_fail("an event is pending at boot");
+	/* The boot CPU cannot be ejected; saying "device check done" for it is harmless. */
+	cphp_eject(0);
+	if (!(cphp_slot_flags(0) & CPHP_FLAG_ENABLED))
+		return selftest_fail("the boot CPU's slot was ejected");
+	cphp_ost(0, 1, 0);
+	selftest_report("slots=%u present=%u", ai->nr_cpus, present);
+	return 0;
+}
+SELFTEST("acpi_cphp", test_acpi_cphp);
 
 static int test_mm(void)
 {

@@ -235,3 +235,18 @@ def test_stale_socket_replaced_live_one_kept(tmp_path):
             second.transcript()
         with Qmp(path) as q:
             assert q.cmd("query-status")["running"]
+
+
+def test_guest_ost_becomes_acpi_device_ost(tmp_path):
+    # acpi_cphp reports _OST (source 1, status 0) for slot 0 through the hotplug block; the
+    # client is there first (the timer test before it takes a while).
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "2,maxcpus=4", "--qmp", path, "--append",
+                "selftest=timer_hrtimer_sleep,acpi_cphp")
+    with vm:
+        wait_socket(path)
+        with Qmp(path) as q:
+            ev = q.wait_event("ACPI_DEVICE_OST", timeout=BOOT_TIMEOUT)
+            assert ev["data"] == {"info": {"source": 1, "status": 0, "slot": "0",
+                                           "slot-type": "CPU"}}
+        assert vm.wait_exit() == 0, vm.transcript()

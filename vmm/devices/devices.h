@@ -31,4 +31,16 @@ void acpi_pm_raise_gpe(struct vm *vm, unsigned bit);
 /* Press the power button (PM1 PWRBTN_STS) and update the SCI. Thread-safe. */
 void acpi_pm_power_button(struct vm *vm);
 
+/*
+ * QEMU's ACPI CPU hotplug block at 0xAF00 (legacy bitmap, then the modern block) for
+ * cfg->max_cpus slots, the first nr_cpus present; its GPE is bit 2 of GPE0. Needs the PM
+ * device (acpi_pm_init) first.
+ */
+int cpu_hotplug_init(struct vm *vm);
+void cpu_hotplug_exit(struct vm *vm);
+/* Readable when the guest ejected a CPU: the main loop calls cpu_hotplug_process_ejects(). */
+int cpu_hotplug_eject_fd(const struct vm *vm);
+/* Park every vCPU the guest ejected (thread ended, fd kept) and emit DEVICE_DELETED. */
+void cpu_hotplug_process_ejects(struct vm *vm);
+
 #endif

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ACPI CPU hotplug device on the VM: QEMU's register block at 0xAF00 (vmm/devices/
+ * cphp.c) on the I/O bus, its GPE (bit 2) and SCI through the ACPI PM device, _OST reports
+ * as QMP ACPI_DEVICE_OST events, and ejects carried out by the main loop: the ejected
+ * vCPU's thread ends and its fd is parked, then DEVICE_DELETED goes out.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include "../log.h"
+#include "../qmp.h"
+#include "../vcpu.h"
+#include "../vm.h"
+#include "cphp.h"
+#include "devices.h"
+#include "plugvm_abi.h"
+
+#define CPUHP_GPE_BIT 2
+
+struct cpu_hotplug {
+	struct vm *vm;
+	pthread_mutex_t lock;
+	struct cphp regs;
+	int eject_fd; /* eventfd: ejects wait for the main loop */
+	uint8_t *eject_pending; /* per slot, under lock */
+};
+
+static void on_raise_gpe(void *opaque)
+{
+	struct cpu_hotplug *h = opaque;
+
+	acpi_pm_raise_gpe(h->vm, CPUHP_GPE_BIT);
+}
+
+static void on_eject(void *opaque, unsigned slot)
+{
+	struct cpu_hotplug *h = opaque;
+	uint64_t one = 1;
+
+	h->eject_pending[slot] = 1;
+	if (write(h->eject_fd, &one, sizeof(one)) < 0)
+		log_error("cpu-hotplug: eventfd: %s", strerror(errno));
+}
+
+static void on_ost(void *opaque, unsigned slot, uint32_t event, uint32_t status)
+{
+	struct cpu_hotplug *h = opaque;
+	struct json_object *data, *info;
+	char s[16];
+
+	if (!h->vm->qmp)
+		return;
+	snprintf(s, sizeof(s), "%u", slot);
+	info = json_object_new_object();
+	json_object_object_add(info, "source", json_object_new_int64(event));
+	json_object_object_add(info, "status", json_object_new_int64(status));
+	json_object_object_add(info, "slot", json_object_new_string(s));
+	json_object_object_add(info, "slot-type", json_object_new_string("CPU"));
+	data = json_object_new_object();
+	json_object_object_add(data, "info", info);
+	qmp_server_event(h->vm->qmp, "ACPI_DEVICE_OST", data);
+}
+
+static void cphp_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,
+		    unsigned count, bool is_write)
+{
+	struct cpu_hotplug *h = opaque;
+	unsigned i, b;
+
+	(void)vcpu_id;
+	pthread_mutex_lock(&h->lock);
+	for (i = 0; i < count; i++) {
+		uint8_t *p = data + (size_t)i * size;
+		uint32_t v = 0;
+
+		if (is_write) {
+			for (b = 0; b < size && b < 4; b++)
+				v |= (uint32_t)p[b] << (8 * b);
+			cphp_write(&h->regs, (unsigned)offset, size, v);
+		} else {
+			v = cphp_read(&h->regs, (unsigned)offset, size);
+			for (b = 0; b < size; b++)
+				p[b] = b < 4 ? (uint8_t)(v >> (8 * b)) : 0;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+int cpu_hotplug_init(struct vm *vm)
+{
+	const struct cphp_ops ops = { NULL, on_raise_gpe, on_eject, on_ost };
+	struct cpu_hotplug *h = calloc(1, sizeof(*h));
+	struct cphp_ops o = ops;
+	int ret;
+
+	if (!h)
+		return -ENOMEM;
+	h->vm = vm;
+	o.opaque = h;
+	h->eject_pending = calloc(vm->cfg->max_cpus, 1);
+	h->eject_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ret = h->eject_pending && h->eject_fd >= 0 ? 0 : -ENOMEM;
+	if (!ret)
+		ret = cphp_init(&h->regs, vm->cfg->max_cpus, vm->cfg->nr_cpus, &o);
+	if (!ret)
+		ret = bus_register(&vm->pio, PLUGVM_PORT_CPUHP, CPHP_LEGACY_LEN, cphp_io, h,
+				   "acpi-cpu-hotplug");
+	if (ret) {
+		log_error("cpu-hotplug: %s", strerror(-ret));
+		cphp_exit(&h->regs);
+		if (h->eject_fd >= 0)
+			close(h->eject_fd);
+		free(h->eject_pending);
+		free(h);
+		return ret;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	vm->cpuhp = h;
+	return 0;
+}
+
+int cpu_hotplug_eject_fd(const struct vm *vm)
+{
+	return vm->cpuhp ? vm->cpuhp->eject_fd : -1;
+}
+
+void cpu_hotplug_process_ejects(struct vm *vm)
+{
+	struct cpu_hotplug *h = vm->cpuhp;
+	uint64_t n;
+	unsigned slot;
+
+	if (!h)
+		return;
+	if (read(h->eject_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_error("cpu-hotplug: eventfd: %s", strerror(errno));
+	for (slot = 0; slot < vm->cfg->max_cpus; slot++) {
+		struct json_object *data;
+		bool pending;
+		char path[64];
+
+		pthread_mutex_lock(&h->lock);
+		pending = h->eject_pending[slot];
+		h->eject_pending[slot] = 0;
+		pthread_mutex_unlock(&h->lock);
+		if (!pending)
+			continue;
+		/* The thread leaves KVM_RUN and ends; KVM keeps the fd: park it for reuse. */
+		vcpu_stop_and_join(&vm->vcpus[slot]);
+		log_info("vCPU %u ejected by the guest: parked", slot);
+		if (!vm->qmp)
+			continue;
+		snprintf(path, sizeof(path), "/machine/unattached/device[%u]", slot);
+		data = json_object_new_object();
+		json_object_object_add(data, "path", json_object_new_string(path));
+		qmp_server_event(vm->qmp, "DEVICE_DELETED", data);
+	}
+}
+
+void cpu_hotplug_exit(struct vm *vm)
+{
+	struct cpu_hotplug *h = vm->cpuhp;
+
+	if (!h)
+		return;
+	cphp_exit(&h->regs);
+	close(h->eject_fd);
+	free(h->eject_pending);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+	vm->cpuhp = NULL;
+}
