@@ -73,12 +73,14 @@ int selftest_run_cmdline(void)
 		return -1;
 	if (len == 4 && !memcmp(v, "list", 4)) {
 		for (t = __start_selftests; t < __stop_selftests; t++)
-			printk("selftest list: %s\n", t->name);
+			printk("selftest list: %s%s\n", t->name,
+			       t->explicit_only ? " (not in all)" : "");
 		return 0;
 	}
 	if (len == 3 && !memcmp(v, "all", 3)) {
 		for (t = __start_selftests; t < __stop_selftests; t++)
-			ok &= run_one(t);
+			if (!t->explicit_only)
+				ok &= run_one(t);
 		return ok ? 0 : 1;
 	}
 	while (i < len) {

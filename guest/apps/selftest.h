@@ -10,17 +10,24 @@
 #ifndef PLUGVM_APPS_SELFTEST_H
 #define PLUGVM_APPS_SELFTEST_H
 
+#include <stdbool.h>
+
 #include "kernel/compiler.h"
 
 struct selftest {
 	const char *name;
 	/* Returns 0 on success; on failure call selftest_fail() with the reason first. */
 	int (*fn)(void);
+	/* Only when named: it changes the machine (e.g. ejects a CPU), so not in `all`. */
+	bool explicit_only;
 };
 
 #define SELFTEST(nm, f)                             \
 	static const struct selftest __selftest_##f \
-	    __attribute__((used, section("selftests"), aligned(8))) = { nm, f }
+	    __attribute__((used, section("selftests"), aligned(8))) = { nm, f, false }
+#define SELFTEST_EXPLICIT(nm, f)                    \
+	static const struct selftest __selftest_##f \
+	    __attribute__((used, section("selftests"), aligned(8))) = { nm, f, true }
 
 /* Record why the running test failed (the first reason is kept). Returns -1. */
 int selftest_fail(const char *fmt, ...) __printf(1, 2);

@@ -8,6 +8,7 @@
 #include "drivers/acpi.h"
 #include "drivers/acpi_cphp.h"
 #include "kernel/cpu.h"
+#include "kernel/cpuhp.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -229,6 +230,43 @@ static int test_acpi_cphp(void)
 	return 0;
 }
 SELFTEST("acpi_cphp", test_acpi_cphp);
+
+/*
+ * Guest-initiated hot-remove through the hotplug block: the highest CPU goes offline
+ * (cpuhp), its slot is ejected, the hypervisor parks the vCPU (QMP DEVICE_DELETED) and the
+ * slot reads absent. The CPU stays out of the present mask. Only when named.
+ */
+static int test_acpi_cphp_eject(void)
+{
+	const struct acpi_info *ai = acpi_get_info();
+	unsigned cpu, last = 0, slot;
+	int err;
+
+	for_each_cpu(cpu, &cpu_online_mask)
+		last = cpu;
+	if (!last) {
+		selftest_report("cpus=1: nothing to eject");
+		return 0;
+	}
+	if (cphp_probe())
+		return selftest_fail("no modern ACPI CPU hotplug block at %#x", PLUGVM_PORT_CPUHP);
+	for (slot = 0; slot < ai->nr_cpus; slot++)
+		if (ai->cpus[slot].apic_id == cpu_apic_ids[last])
+			break;
+	if (slot == ai->nr_cpus)
+		return selftest_fail("cpu %u (APIC ID %u) has no MADT entry", last,
+				     cpu_apic_ids[last]);
+	err = cpu_down(last);
+	if (err)
+		return selftest_fail("cpu_down(%u) = %d", last, err);
+	cpumask_clear(&cpu_present_mask, last);
+	cphp_eject(slot);
+	if (cphp_slot_flags(slot) & CPHP_FLAG_ENABLED)
+		return selftest_fail("slot %u still present after its eject", slot);
+	selftest_report("cpu=%u slot=%u apic=%u ejected", last, slot, cpu_apic_ids[last]);
+	return 0;
+}
+SELFTEST_EXPLICIT("acpi_cphp_eject", test_acpi_cphp_eject);
 
 static int test_mm(void)
 {

@@ -250,3 +250,27 @@ def test_guest_ost_becomes_acpi_device_ost(tmp_path):
             assert ev["data"] == {"info": {"source": 1, "status": 0, "slot": "0",
                                            "slot-type": "CPU"}}
         assert vm.wait_exit() == 0, vm.transcript()
+
+
+def test_guest_eject_parks_the_vcpu(tmp_path):
+    # The guest takes its highest CPU offline and ejects its slot (acpi_cphp_eject): the
+    # VMM ends that vCPU's thread, keeps its fd parked and says DEVICE_DELETED.
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "3,maxcpus=4", "--qmp", path, "--append",
+                "selftest=timer_hrtimer_sleep,acpi_cphp_eject")
+    with vm:
+        wait_socket(path)
+        with Qmp(path) as q:
+            before = {c["cpu-index"]: c["thread-id"] for c in q.cmd("query-cpus-fast")}
+            ev = q.wait_event("DEVICE_DELETED", timeout=BOOT_TIMEOUT)
+            assert ev["data"] == {"path": "/machine/unattached/device[2]"}
+            cpus = q.cmd("query-cpus-fast")
+            assert [c["qom-path"] for c in cpus] == [
+                "/machine/unattached/device[0]", "/machine/unattached/device[1]"]
+            slots = q.cmd("query-hotpluggable-cpus")
+            assert ["qom-path" in s for s in slots] == [False, False, True, True]
+            if len(before) == 3:  # seen before the eject: that thread is gone now
+                assert not os.path.exists(f"/proc/{vm.proc.pid}/task/{before[2]}")
+        assert vm.wait_exit() == 0, vm.transcript()
+        assert vm.lines(r"^selftest acpi_cphp_eject: cpu=2 slot=2 apic=2 ejected$"), \
+            vm.transcript()
