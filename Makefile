@@ -56,7 +56,7 @@ GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S sw
 GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c cmdline.c mm.c panic.c cpu.c \
 	smp.c sched.c rq.c wait.c mutex.c local_lock.c lockdep.c timer.c hrtimer.c timer_wheel.c \
 	timerqueue.c cpuhp.c cpuhp_engine.c)
-GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c acpi_cphp.c)
+GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c acpi_cphp.c acpi_hotplug.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_sched.c \
 	selftest_timer.c selftest_cpuhp.c)
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)

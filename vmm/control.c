@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "devices/devices.h"
 #include "exitcode.h"
 #include "log.h"
 #include "plugvm_abi.h"
@@ -15,6 +16,15 @@
 #include "vcpu.h"
 #include "version.h"
 #include "vm.h"
+
+/*
+ * gcc 12's -fanalyzer loses heap pointers stored through the VM reached from the commands'
+ * void *ctx and reports them as leaked; the ASan run of the integration tests (make check)
+ * checks these paths for real leaks.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
 
 #define CPU_TYPE "host-x86_64-cpu" /* QEMU's <model>-x86_64-cpu: plugvm passes the host's */
 
@@ -37,9 +47,20 @@ static struct json_object *cpu_props(const struct vm_config *cfg, unsigned id)
 	return p;
 }
 
-static void qom_path(char *buf, size_t len, unsigned id)
+void control_cpu_path(const struct vm *vm, unsigned slot, char *buf, size_t len)
 {
-	snprintf(buf, len, "/machine/unattached/device[%u]", id);
+	if (vm->cpu_ids && vm->cpu_ids[slot])
+		snprintf(buf, len, "/machine/peripheral/%s", vm->cpu_ids[slot]);
+	else
+		snprintf(buf, len, "/machine/unattached/device[%u]", slot);
+}
+
+void control_cpu_gone(struct vm *vm, unsigned slot)
+{
+	if (!vm->cpu_ids)
+		return;
+	free(vm->cpu_ids[slot]);
+	vm->cpu_ids[slot] = NULL;
 }
 
 static struct json_object *query_status(void *ctx, struct json_object *args, struct qmp_error *err)
@@ -76,8 +97,8 @@ static struct json_object *query_cpus_fast(void *ctx, struct json_object *args,
 {
 	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_array();
-	unsigned i, index = 0;
-	char path[64];
+	unsigned i;
+	char path[96];
 
 	(void)args;
 	(void)err;
@@ -88,11 +109,11 @@ static struct json_object *query_cpus_fast(void *ctx, struct json_object *args,
 		if (atomic_load(&v->state) != VCPU_RUNNING)
 			continue;
 		c = json_object_new_object();
-		qom_path(path, sizeof(path), i);
+		control_cpu_path(vm, i, path, sizeof(path));
 		json_object_object_add(c, "thread-id", json_object_new_int(v->tid));
 		json_object_object_add(c, "props", cpu_props(vm->cfg, i));
 		json_object_object_add(c, "qom-path", json_object_new_string(path));
-		json_object_object_add(c, "cpu-index", json_object_new_int((int)index++));
+		json_object_object_add(c, "cpu-index", json_object_new_int((int)i));
 		json_object_object_add(c, "target", json_object_new_string("x86_64"));
 		json_object_array_add(r, c);
 	}
@@ -105,7 +126,7 @@ static struct json_object *query_hotpluggable_cpus(void *ctx, struct json_object
 	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_array();
 	unsigned i;
-	char path[64];
+	char path[96];
 
 	(void)args;
 	(void)err;
@@ -116,7 +137,7 @@ static struct json_object *query_hotpluggable_cpus(void *ctx, struct json_object
 		json_object_object_add(c, "props", cpu_props(vm->cfg, i));
 		json_object_object_add(c, "vcpus-count", json_object_new_int(1));
 		if (atomic_load(&vm->vcpus[i].state) == VCPU_RUNNING) {
-			qom_path(path, sizeof(path), i);
+			control_cpu_path(vm, i, path, sizeof(path));
 			json_object_object_add(c, "qom-path", json_object_new_string(path));
 		}
 		json_object_object_add(c, "type", json_object_new_string(CPU_TYPE));
@@ -124,6 +145,196 @@ static struct json_object *query_hotpluggable_cpus(void *ctx, struct json_object
 	}
 	return r;
 }
+
+/* The slot named by QEMU's CPU properties (or apic-id), or -1 with err set. */
+static int cpu_slot(struct vm *vm, struct json_object *args, struct qmp_error *err)
+{
+	static const char *const keys[4] = { "socket-id", "die-id", "core-id", "thread-id" };
+	const struct smp_topology *t = &vm->cfg->topo;
+	const unsigned limit[4] = { t->sockets, t->dies, t->cores, t->threads };
+	unsigned v[4] = { 0, 0, 0, 0 }, k;
+	struct json_object *o;
+
+	if (json_object_object_get_ex(args, "apic-id", &o)) {
+		int64_t id = json_object_get_int64(o);
+
+		if (id < 0 || id >= (int64_t)vm->cfg->max_cpus) {
+			qmp_error_set(err, "GenericError",
+				      "Invalid apic-id %lld: must be in range 0:%u", (long long)id,
+				      vm->cfg->max_cpus - 1);
+			return -1;
+		}
+		return (int)id;
+	}
+	for (k = 0; k < 4; k++) {
+		int64_t x;
+
+		if (!json_object_object_get_ex(args, keys[k], &o)) {
+			if (k == 1 && limit[k] == 1)
+				continue; /* die-id only with dies > 1, as QEMU */
+			qmp_error_set(err, "GenericError", "Parameter '%s' is missing", keys[k]);
+			return -1;
+		}
+		x = json_object_get_int64(o);
+		if (x < 0 || x >= (int64_t)limit[k]) {
+			qmp_error_set(err, "GenericError",
+				      "Invalid CPU %s: %lld must be in range 0:%u", keys[k],
+				      (long long)x, limit[k] - 1);
+			return -1;
+		}
+		v[k] = (unsigned)x;
+	}
+	return (int)(((v[0] * t->dies + v[1]) * t->cores + v[2]) * t->threads + v[3]);
+}
+
+static bool valid_id(const char *id)
+{
+	size_t i, n = strlen(id);
+
+	/* QEMU's rule: a letter, then letters, digits, '-', '.', '_'; bounded here. */
+	if (!n || n > 64 || !((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= 'A' && id[0] <= 'Z')))
+		return false;
+	for (i = 1; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._",
+			    id[i]))
+			return false;
+	return true;
+}
+
+static struct json_object *device_add(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	struct vm *vm = ctx;
+	struct json_object *o;
+	const char *driver, *id = NULL;
+	size_t dlen;
+	struct vcpu *v;
+	unsigned i;
+	int slot, ret;
+
+	json_object_object_get_ex(args, "driver", &o);
+	driver = json_object_get_string(o);
+	dlen = strlen(driver);
+	if (dlen < 11 || strcmp(driver + dlen - 11, "-x86_64-cpu")) {
+		qmp_error_set(err, "GenericError",
+			      "'%.64s' is not a valid device model name (plugvm adds CPUs: %s)",
+			      driver, CPU_TYPE);
+		return NULL;
+	}
+	if (json_object_object_get_ex(args, "id", &o)) {
+		id = json_object_get_string(o);
+		if (!valid_id(id)) {
+			qmp_error_set(
+			    err, "GenericError",
+			    "Parameter 'id' expects an identifier (a letter, then letters, "
+			    "digits, '-', '.', '_'; at most 64)");
+			return NULL;
+		}
+		for (i = 0; i < vm->cfg->max_cpus; i++) {
+			if (vm->cpu_ids[i] && !strcmp(vm->cpu_ids[i], id)) {
+				qmp_error_set(err, "GenericError", "Duplicate device ID '%s'", id);
+				return NULL;
+			}
+		}
+	}
+	slot = cpu_slot(vm, args, err);
+	if (slot < 0)
+		return NULL;
+	v = &vm->vcpus[slot];
+	if (atomic_load(&v->state) == VCPU_RUNNING || cpu_hotplug_present(vm, (unsigned)slot)) {
+		qmp_error_set(err, "GenericError", "CPU[%d] with APIC ID %d exists", slot, slot);
+		return NULL;
+	}
+	if (vm_stopping(vm)) {
+		qmp_error_set(err, "GenericError", "the VM is shutting down");
+		return NULL;
+	}
+	/*
+	 * A new fd, or a parked one: to the reset state an AP powers on in, waiting for
+	 * INIT/SIPI. Setting the LAPIC state also makes KVM put the new APIC ID in its
+	 * interrupt routing map, without which the guest's INIT/SIPI would not arrive.
+	 */
+	ret = v->fd < 0 ? vcpu_create(vm, slot, false) : 0;
+	if (!ret)
+		ret = vcpu_reset_for_sipi(v);
+	if (!ret)
+		ret = vcpu_start(v);
+	if (ret) {
+		qmp_error_set(err, "GenericError", "cannot create vCPU %d: %s", slot,
+			      strerror(-ret));
+		return NULL;
+	}
+	free(vm->cpu_ids[slot]); /* NULL: an ejected CPU's id went with it */
+	vm->cpu_ids[slot] = id ? strdup(id) : NULL;
+	ret = cpu_hotplug_plug(vm, (unsigned)slot);
+	if (ret)
+		log_warn("cpu-hotplug: slot %d: %s", slot, strerror(-ret));
+	log_info("vCPU %d added%s%s", slot, id ? " as " : "", id ? id : "");
+	return NULL;
+}
+
+/* The slot of a device id or QOM path, or -1. */
+static int find_cpu(struct vm *vm, const char *name)
+{
+	unsigned i;
+	char path[96];
+
+	for (i = 0; i < vm->cfg->max_cpus; i++) {
+		if (atomic_load(&vm->vcpus[i].state) != VCPU_RUNNING)
+			continue;
+		if (vm->cpu_ids[i] && !strcmp(vm->cpu_ids[i], name))
+			return (int)i;
+		control_cpu_path(vm, i, path, sizeof(path));
+		if (!strcmp(path, name))
+			return (int)i;
+	}
+	return -1;
+}
+
+static struct json_object *device_del(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	struct vm *vm = ctx;
+	struct json_object *o;
+	const char *name;
+	int slot, ret;
+
+	json_object_object_get_ex(args, "id", &o);
+	name = json_object_get_string(o);
+	slot = find_cpu(vm, name);
+	if (slot < 0) {
+		qmp_error_set(err, "DeviceNotFound", "Device '%.64s' not found", name);
+		return NULL;
+	}
+	ret = cpu_hotplug_unplug_request(vm, (unsigned)slot);
+	switch (ret) {
+	case 0:
+		return NULL;
+	case -EPERM:
+		qmp_error_set(err, "GenericError", "Boot CPU is unpluggable");
+		break;
+	case -EOPNOTSUPP:
+		qmp_error_set(err, "GenericError",
+			      "acpi: device unplug request for not supported device type: the "
+			      "guest has not switched to the modern CPU hotplug interface");
+		break;
+	default:
+		qmp_error_set(err, "GenericError", "cannot remove CPU %d: %s", slot,
+			      strerror(-ret));
+		break;
+	}
+	return NULL;
+}
+
+static const struct qmp_arg device_add_args[] = {
+	{ "driver", json_type_string, true },  { "id", json_type_string, false },
+	{ "socket-id", json_type_int, false }, { "die-id", json_type_int, false },
+	{ "core-id", json_type_int, false },   { "thread-id", json_type_int, false },
+	{ "apic-id", json_type_int, false },   { NULL, json_type_null, false },
+};
+
+static const struct qmp_arg device_del_args[] = {
+	{ "id", json_type_string, true },
+	{ NULL, json_type_null, false },
+};
 
 static struct json_object *cmd_quit(void *ctx, struct json_object *args, struct qmp_error *err)
 {
@@ -145,6 +356,8 @@ static const struct qmp_command commands[] = {
 	{ "query-commands", query_commands, NULL },
 	{ "query-cpus-fast", query_cpus_fast, NULL },
 	{ "query-hotpluggable-cpus", query_hotpluggable_cpus, NULL },
+	{ "device_add", device_add, device_add_args },
+	{ "device_del", device_del, device_del_args },
 	{ "quit", cmd_quit, NULL },
 	{ NULL, NULL, NULL },
 };
@@ -190,6 +403,12 @@ int control_start(struct vm *vm)
 		log_error("qmp: out of memory");
 		return -ENOMEM;
 	}
+	vm->cpu_ids = calloc(vm->cfg->max_cpus, sizeof(*vm->cpu_ids));
+	if (!vm->cpu_ids) {
+		qmp_server_destroy(vm->qmp);
+		vm->qmp = NULL;
+		return -ENOMEM;
+	}
 	err = qmp_server_listen(vm->qmp, path);
 	if (err) {
 		qmp_server_destroy(vm->qmp);
@@ -230,4 +449,16 @@ void control_stop(struct vm *vm, int status)
 	qmp_server_flush(vm->qmp, 1000);
 	qmp_server_destroy(vm->qmp);
 	vm->qmp = NULL;
+}
+
+void control_free(struct vm *vm)
+{
+	unsigned i;
+
+	if (!vm->cpu_ids)
+		return;
+	for (i = 0; i < vm->cfg->max_cpus; i++)
+		free(vm->cpu_ids[i]);
+	free(vm->cpu_ids);
+	vm->cpu_ids = NULL;
 }

@@ -6,6 +6,8 @@
 #ifndef PLUGVM_VMM_CONTROL_H
 #define PLUGVM_VMM_CONTROL_H
 
+#include <stddef.h>
+
 struct vm;
 
 /* Listen on cfg->qmp_path if set (vm->qmp). Returns 0 or -errno (logged). */
@@ -13,5 +15,14 @@ int control_start(struct vm *vm);
 
 /* Emit SHUTDOWN for exit `status`, deliver what is queued (bounded), close the socket. */
 void control_stop(struct vm *vm, int status);
+
+/* Free what the control socket kept about CPUs (after vm_run()). */
+void control_free(struct vm *vm);
+
+/* The QOM path of the CPU in `slot` (QEMU's: boot CPUs unattached, added ones peripheral). */
+void control_cpu_path(const struct vm *vm, unsigned slot, char *buf, size_t len);
+
+/* The CPU in `slot` was ejected and parked: forget its id. */
+void control_cpu_gone(struct vm *vm, unsigned slot);
 
 #endif

@@ -16,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "exitcode.h"
@@ -24,6 +25,13 @@
 #include "x86/cpu.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
+
+struct vcpu_snapshot {
+	struct kvm_regs regs;
+	struct kvm_sregs sregs;
+	struct kvm_lapic_state lapic;
+	struct kvm_fpu fpu;
+};
 
 static __thread struct kvm_run *this_run;
 
@@ -100,11 +108,42 @@ int vcpu_create(struct vm *vm, int id, bool boot)
 		log_error("vCPU %d: setting entry registers: %s", id, strerror(err));
 		goto fail;
 	}
+	if (!boot) {
+		/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
+		v->reset = calloc(1, sizeof(*v->reset));
+		if (!v->reset || ioctl(fd, KVM_GET_REGS, &v->reset->regs) < 0 ||
+		    ioctl(fd, KVM_GET_SREGS, &v->reset->sregs) < 0 ||
+		    ioctl(fd, KVM_GET_LAPIC, &v->reset->lapic) < 0 ||
+		    ioctl(fd, KVM_GET_FPU, &v->reset->fpu) < 0) {
+			err = v->reset ? errno : ENOMEM;
+			log_error("vCPU %d: saving its reset state: %s", id, strerror(err));
+			goto fail;
+		}
+	}
 	atomic_store(&v->state, VCPU_PARKED);
 	return 0;
 fail:
 	vcpu_destroy(v);
 	return -err;
+}
+
+int vcpu_reset_for_sipi(struct vcpu *v)
+{
+	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_INIT_RECEIVED };
+
+	if (atomic_load(&v->state) != VCPU_PARKED || !v->reset)
+		return -EINVAL;
+	if (ioctl(v->fd, KVM_SET_REGS, &v->reset->regs) < 0 ||
+	    ioctl(v->fd, KVM_SET_SREGS, &v->reset->sregs) < 0 ||
+	    ioctl(v->fd, KVM_SET_LAPIC, &v->reset->lapic) < 0 ||
+	    ioctl(v->fd, KVM_SET_FPU, &v->reset->fpu) < 0 ||
+	    ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0) {
+		int err = errno;
+
+		log_error("vCPU %d: reset: %s", v->id, strerror(err));
+		return -err;
+	}
+	return 0;
 }
 
 /* Instruction bytes at the vCPU's RIP, from the exit data or guest memory. */
@@ -305,9 +344,10 @@ static void *vcpu_thread(void *arg)
 int vcpu_start(struct vcpu *v)
 {
 	sigset_t all, old;
-	int err;
+	int err, i;
 
 	atomic_store(&v->stop, false);
+	atomic_store(&v->tid, 0);
 	/* The thread inherits a mask with only the kick signal open; the main thread takes
 	 * every process-directed signal through its signalfd. */
 	sigfillset(&all);
@@ -324,6 +364,9 @@ int vcpu_start(struct vcpu *v)
 		return -err;
 	}
 	atomic_store(&v->state, VCPU_RUNNING);
+	/* Its host thread id is part of what QMP reports: wait for it (microseconds). */
+	for (i = 0; i < 20000 && !atomic_load(&v->tid); i++)
+		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
 	return 0;
 }
 
@@ -346,6 +389,8 @@ void vcpu_stop_and_join(struct vcpu *v)
 
 void vcpu_destroy(struct vcpu *v)
 {
+	free(v->reset);
+	v->reset = NULL;
 	if (v->run)
 		munmap(v->run, (size_t)v->vm->kvm.run_size);
 	if (v->fd >= 0)

@@ -15,6 +15,7 @@
 
 struct vm;
 struct kvm_run;
+struct vcpu_snapshot;
 
 enum vcpu_state {
 	VCPU_ABSENT, /* no fd yet */
@@ -30,7 +31,8 @@ struct vcpu {
 	pthread_t thread;
 	_Atomic int state; /* enum vcpu_state */
 	atomic_bool stop; /* leave KVM_RUN and end the thread */
-	pid_t tid; /* host thread id, for query-cpus-fast */
+	_Atomic pid_t tid; /* host thread id, for query-cpus-fast (0 until it runs) */
+	struct vcpu_snapshot *reset; /* state at creation: a parked vCPU goes back to it */
 };
 
 /*
@@ -39,6 +41,12 @@ struct vcpu {
  * -errno (logged).
  */
 int vcpu_create(struct vm *vm, int id, bool boot);
+
+/*
+ * A parked vCPU goes back to the state it was created in (registers, LAPIC, FPU), waiting
+ * for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).
+ */
+int vcpu_reset_for_sipi(struct vcpu *v);
 
 /* Start the vCPU's thread. Returns 0 or -errno (logged). */
 int vcpu_start(struct vcpu *v);

@@ -284,6 +284,7 @@ void vm_destroy(struct vm *vm)
 {
 	unsigned i;
 
+	control_free(vm);
 	if (vm->vcpus) {
 		for (i = 0; i < vm->cfg->max_cpus; i++) {
 			vcpu_stop_and_join(&vm->vcpus[i]);

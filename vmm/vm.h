@@ -39,6 +39,7 @@ struct vm {
 	struct acpi_pm *pm;
 	struct cpu_hotplug *cpuhp; /* ACPI CPU hotplug block */
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
+	char **cpu_ids; /* per slot: the QMP id of a hot-added CPU, or NULL (main thread) */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */

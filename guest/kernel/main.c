@@ -9,6 +9,7 @@
 
 #include "apps/selftest.h"
 #include "arch.h"
+#include "drivers/acpi_hotplug.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
@@ -44,6 +45,7 @@ static int init_main(void *arg)
 	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
 	       cpumask_weight(&cpu_present_mask));
 	crash_from_cmdline();
+	acpi_hotplug_start(); /* CPUs may come and go from now on */
 	st = selftest_run_cmdline();
 	if (st >= 0)
 		arch_poweroff(st == 0 ? 0 : GUEST_EXIT_SELFTEST_FAILED);

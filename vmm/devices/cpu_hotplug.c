@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include "../control.h"
 #include "../log.h"
 #include "../qmp.h"
 #include "../vcpu.h"
@@ -124,6 +125,39 @@ int cpu_hotplug_init(struct vm *vm)
 	return 0;
 }
 
+int cpu_hotplug_plug(struct vm *vm, unsigned slot)
+{
+	struct cpu_hotplug *h = vm->cpuhp;
+	int ret;
+
+	pthread_mutex_lock(&h->lock);
+	ret = cphp_plug(&h->regs, slot);
+	pthread_mutex_unlock(&h->lock);
+	return ret;
+}
+
+int cpu_hotplug_unplug_request(struct vm *vm, unsigned slot)
+{
+	struct cpu_hotplug *h = vm->cpuhp;
+	int ret;
+
+	pthread_mutex_lock(&h->lock);
+	ret = cphp_unplug_request(&h->regs, slot);
+	pthread_mutex_unlock(&h->lock);
+	return ret;
+}
+
+bool cpu_hotplug_present(struct vm *vm, unsigned slot)
+{
+	struct cpu_hotplug *h = vm->cpuhp;
+	bool present;
+
+	pthread_mutex_lock(&h->lock);
+	present = slot < h->regs.nr_slots && h->regs.slots[slot].present;
+	pthread_mutex_unlock(&h->lock);
+	return present;
+}
+
 int cpu_hotplug_eject_fd(const struct vm *vm)
 {
 	return vm->cpuhp ? vm->cpuhp->eject_fd : -1;
@@ -155,10 +189,14 @@ void cpu_hotplug_process_ejects(struct vm *vm)
 		log_info("vCPU %u ejected by the guest: parked", slot);
 		if (!vm->qmp)
 			continue;
-		snprintf(path, sizeof(path), "/machine/unattached/device[%u]", slot);
+		control_cpu_path(vm, slot, path, sizeof(path));
 		data = json_object_new_object();
+		if (vm->cpu_ids && vm->cpu_ids[slot])
+			json_object_object_add(data, "device",
+					       json_object_new_string(vm->cpu_ids[slot]));
 		json_object_object_add(data, "path", json_object_new_string(path));
 		qmp_server_event(vm->qmp, "DEVICE_DELETED", data);
+		control_cpu_gone(vm, slot);
 	}
 }
 

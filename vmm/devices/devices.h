@@ -6,6 +6,7 @@
 #ifndef PLUGVM_VMM_DEVICES_H
 #define PLUGVM_VMM_DEVICES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,14 @@ void acpi_pm_power_button(struct vm *vm);
  */
 int cpu_hotplug_init(struct vm *vm);
 void cpu_hotplug_exit(struct vm *vm);
+/*
+ * Hot-add `slot` (present, insert event, GPE) / ask the guest to remove it. 0 or the
+ * errors of cphp_plug() / cphp_unplug_request().
+ */
+int cpu_hotplug_plug(struct vm *vm, unsigned slot);
+int cpu_hotplug_unplug_request(struct vm *vm, unsigned slot);
+/* Whether the block shows `slot` present. */
+bool cpu_hotplug_present(struct vm *vm, unsigned slot);
 /* Readable when the guest ejected a CPU: the main loop calls cpu_hotplug_process_ejects(). */
 int cpu_hotplug_eject_fd(const struct vm *vm);
 /* Park every vCPU the guest ejected (thread ended, fd kept) and emit DEVICE_DELETED. */

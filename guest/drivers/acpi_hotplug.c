@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/* The ACPI CPU hotplug driver (see acpi_hotplug.h). */
+#include "drivers/acpi_hotplug.h"
+
+#include "arch.h"
+#include "drivers/acpi.h"
+#include "drivers/acpi_cphp.h"
+#include "ioapic.h"
+#include "kernel/cpu.h"
+#include "kernel/cpuhp.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "x86.h"
+
+#define GPE_CPU_HOTPLUG 0x04 /* GPE0 bit 2 */
+
+/* _OST source events and status codes (ACPI 6.x, 6.3.5). */
+#define OST_EV_DEVICE_CHECK  0x01
+#define OST_EV_EJECT_REQUEST 0x03
+#define OST_SUCCESS	     0x00
+#define OST_FAILURE	     0x01
+
+#define HOTPLUG_THREAD_PRIO 60
+
+static struct thread *hp_thread_ptr;
+static volatile int sci_pending;
+static uint32_t gpe_sts_port, gpe_en_port;
+static unsigned long nr_sci;
+
+static void sci_irq(unsigned vector, void *arg)
+{
+	(void)vector;
+	(void)arg;
+	nr_sci++;
+	/* Write-1-to-clear drops the level SCI; anything else pending is not ours. */
+	if (inb((uint16_t)gpe_sts_port) & GPE_CPU_HOTPLUG) {
+		outb((uint16_t)gpe_sts_port, GPE_CPU_HOTPLUG);
+		__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
+		thread_wake(hp_thread_ptr);
+	}
+	/* Spurious (nothing latched): tolerated, nothing to do. */
+}
+
+static void insert(uint32_t slot, int cpu)
+{
+	int err = -1;
+
+	cphp_clear_insert(slot);
+	if (cpu >= 0) {
+		cpumask_set(&cpu_present_mask, (unsigned)cpu);
+		err = cpu_up((unsigned)cpu);
+		if (err)
+			cpumask_clear(&cpu_present_mask, (unsigned)cpu);
+	}
+	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
+	       err ? "failed to come up" : "online", err);
+	cphp_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
+}
+
+static void remove(uint32_t slot, int cpu)
+{
+	int err = cpu <= 0 ? -1 : cpu_down((unsigned)cpu);
+
+	cphp_clear_remove(slot);
+	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
+	       err ? "refused to go" : "offline, ejecting", err);
+	if (!err) {
+		cpumask_clear(&cpu_present_mask, (unsigned)cpu);
+		cphp_ost(slot, OST_EV_EJECT_REQUEST, OST_SUCCESS);
+		cphp_eject(slot); /* last: the hypervisor may stop the vCPU now */
+	} else {
+		cphp_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
+	}
+}
+
+/* Every slot with an event, until none is left (events that arrive meanwhile included). */
+static void handle_events(void)
+{
+	int slot;
+
+	while ((slot = cphp_next_event(0)) >= 0) {
+		uint8_t f = cphp_slot_flags((uint32_t)slot);
+		int cpu = cpu_from_apic_id(cphp_slot_apic_id((uint32_t)slot));
+
+		if (f & CPHP_FLAG_INSERT)
+			insert((uint32_t)slot, cpu);
+		else if (f & CPHP_FLAG_REMOVE)
+			remove((uint32_t)slot, cpu);
+	}
+}
+
+static int hotplug_thread(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		thread_prepare_sleep();
+		if (!__atomic_exchange_n(&sci_pending, 0, __ATOMIC_ACQ_REL)) {
+			thread_sleep();
+			continue;
+		}
+		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		handle_events();
+	}
+	return 0;
+}
+
+int acpi_hotplug_start(void)
+{
+	const struct acpi_info *ai = acpi_get_info();
+
+	if (!ai->have_fadt || !ai->gpe0_blk || ai->gpe0_blk_len < 2 || !ai->have_madt) {
+		pr_warn("acpi-hotplug: no GPE0 block: CPU hotplug off\n");
+		return -1;
+	}
+	if (cphp_probe()) {
+		pr_warn("acpi-hotplug: no CPU hotplug block at %#x: CPU hotplug off\n",
+			PLUGVM_PORT_CPUHP);
+		return -1;
+	}
+	gpe_sts_port = ai->gpe0_blk;
+	gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;
+	hp_thread_ptr = thread_run("acpi-hotplug", hotplug_thread, NULL, HOTPLUG_THREAD_PRIO, 0);
+	if (!hp_thread_ptr)
+		return -1;
+	arch_set_irq_handler(VEC_IRQ_BASE + ai->sci_gsi, sci_irq, NULL);
+	ioapic_route(ai->sci_gsi, VEC_IRQ_BASE + ai->sci_gsi, cpu_apic_ids[0], ai->sci_level,
+		     ai->sci_active_low);
+	/* Events latched before we listened (e.g. a CPU added during boot) are handled now. */
+	outb((uint16_t)gpe_en_port, inb((uint16_t)gpe_en_port) | GPE_CPU_HOTPLUG);
+	__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
+	thread_wake(hp_thread_ptr);
+	printk("acpi-hotplug: ready (%u slots, SCI on GSI %u)\n", ai->nr_cpus, ai->sci_gsi);
+	return 0;
+}
