@@ -26,6 +26,12 @@ static struct thread *hp_thread_ptr;
 static volatile int sci_pending;
 static uint32_t gpe_sts_port, gpe_en_port;
 static unsigned long nr_sci;
+static unsigned long nr_events;
+
+unsigned long acpi_hotplug_events(void)
+{
+	return __atomic_load_n(&nr_events, __ATOMIC_ACQUIRE);
+}
 
 static void sci_irq(unsigned vector, void *arg)
 {
@@ -86,6 +92,7 @@ static void handle_events(void)
 			insert((uint32_t)slot, cpu);
 		else if (f & CPHP_FLAG_REMOVE)
 			remove((uint32_t)slot, cpu);
+		__atomic_add_fetch(&nr_events, 1, __ATOMIC_RELEASE);
 	}
 }
 

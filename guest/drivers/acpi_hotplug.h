@@ -10,4 +10,7 @@
 /* Switch the block to modern mode, route the SCI, start the thread. 0, or -1 (logged). */
 int acpi_hotplug_start(void);
 
+/* Insert and remove events handled so far (whatever their outcome). */
+unsigned long acpi_hotplug_events(void);
+
 #endif

@@ -6,11 +6,12 @@ and says DEVICE_DELETED. Both views (the VMM's and the guest's console) are chec
 step, in several orders, with re-use of parked vCPUs, and the errors QEMU gives.
 """
 import os
+import random
 
 import pytest
 
 from qmp import Qmp, wait_socket
-from vm import BOOT_TIMEOUT, plugvm
+from vm import BOOT_TIMEOUT, GUESTS, plugvm
 
 TIMEOUT = 3 * BOOT_TIMEOUT
 
@@ -114,3 +115,63 @@ def test_hotplug_errors(tmp_path):
         assert vmm_view(q) == [0, 1]
         q.cmd("quit")
         assert vm.wait_exit() == 0
+
+
+@pytest.mark.parametrize("build,ops", [("mainline", 500), ("rt", 100)])
+def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
+    # Random adds and removes while the guest's hotplug_churn self-test runs threads and
+    # timers; it then checks nothing was lost. The VMM ends with the threads it started
+    # with, and its fds grow only by the vCPU fds it parks (KVM cannot close one vCPU).
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--kernel", GUESTS[build], "--smp", "2,maxcpus=6", "--qmp", path, "--append",
+                f"selftest=hotplug_churn hotplug_churn.events={ops}")
+    with vm:
+        vm.wait_for(r"^selftest hotplug_churn: running until", BOOT_TIMEOUT)
+        wait_socket(path)
+        pid = vm.proc.pid
+        rnd = random.Random(2026)
+        with Qmp(path) as q:
+            before = counts(pid)
+            present = {0, 1}
+            seen = {}
+            created = set()
+            for i in range(ops):
+                absent = sorted(set(range(6)) - present)
+                removable = sorted(present - {0})
+                if absent and (not removable or rnd.random() < 0.5):
+                    core = rnd.choice(absent)
+                    q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": f"cpu{core}",
+                                         "socket-id": 0, "core-id": core, "thread-id": 0})
+                    ev = q.wait_event("ACPI_DEVICE_OST", TIMEOUT)
+                    assert ev["data"]["info"]["status"] == 0, (i, ev, vm.transcript())
+                    present.add(core)
+                    created.add(core)
+                else:
+                    core = rnd.choice(removable)
+                    name = f"cpu{core}" if core != 1 or 1 in seen else \
+                        "/machine/unattached/device[1]"
+                    q.cmd("device_del", {"id": name})
+                    q.wait_event("DEVICE_DELETED", TIMEOUT)
+                    ost = q.wait_event("ACPI_DEVICE_OST", TIMEOUT)
+                    assert ost["data"]["info"]["status"] == 0, (i, ost)
+                    present.discard(core)
+                    seen[core] = True
+                assert set(c["props"]["core-id"] for c in q.cmd("query-cpus-fast")) == present
+            # Back to the boot CPUs: the VMM holds what it held then.
+            for core in sorted(present - {0, 1}):
+                q.cmd("device_del", {"id": f"cpu{core}"})
+                q.wait_event("DEVICE_DELETED", TIMEOUT)
+            if 1 not in present:
+                q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": "cpu1",
+                                     "socket-id": 0, "core-id": 1, "thread-id": 0})
+                q.wait_event("ACPI_DEVICE_OST", TIMEOUT)
+            after = counts(pid)
+            parked = len(created - {0, 1})
+            assert after == (before[0] + parked, before[1]), (before, after, parked)
+        assert vm.wait_exit(TIMEOUT) == 0, vm.transcript()
+        assert vm.lines(r"^selftest hotplug_churn: pass$"), vm.transcript()
+        assert vm.lines(rf"^selftest hotplug_churn: events=\d+ workers=6 "), vm.transcript()
+
+
+def counts(pid):
+    return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))

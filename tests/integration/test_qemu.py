@@ -2,6 +2,7 @@
 """The same guest.elf on stock QEMU/KVM (`pc` machine): boot, self-tests, power-off paths."""
 import pytest
 
+from qmp import Qmp, wait_socket
 from vm import QEMU_TIMEOUT, qemu, selftests
 
 
@@ -35,3 +36,32 @@ def test_qemu_failure_status_through_debug_exit(cmdline, status, pattern):
     with qemu("-smp", "2", "--append", cmdline) as vm:
         assert vm.wait_exit(timeout=QEMU_TIMEOUT) == status, vm.transcript()
         assert vm.lines(pattern), vm.transcript()
+
+
+def test_qemu_cpu_hotplug_through_its_qmp(tmp_path):
+    # The guest's one ACPI hotplug driver, unchanged, on QEMU's own device, driven through
+    # QEMU's own QMP: slot types and props come from query-hotpluggable-cpus, as QEMU says.
+    path = str(tmp_path / "qemu.qmp")
+    with qemu("-smp", "1,maxcpus=4", "--qmp", path, "--append", "") as vm:
+        vm.wait_for(r"^acpi-hotplug: ready", timeout=QEMU_TIMEOUT)
+        wait_socket(path)
+        with Qmp(path) as q:
+            slots = [s for s in q.cmd("query-hotpluggable-cpus") if "qom-path" not in s]
+            assert len(slots) == 3
+            for n, slot in enumerate(sorted(slots, key=lambda s: s["props"]["core-id"])):
+                q.cmd("device_add", dict(slot["props"], driver=slot["type"], id=f"cpu{n}"))
+                ev = q.wait_event("ACPI_DEVICE_OST", QEMU_TIMEOUT)
+                assert ev["data"]["info"]["status"] == 0, ev
+                core = slot["props"]["core-id"]
+                vm.wait_for(rf"^acpi-hotplug: slot {core}: cpu {core} online \(0\)$",
+                            timeout=QEMU_TIMEOUT)
+            assert len(q.cmd("query-cpus-fast")) == 4
+            for n in (1, 0):
+                q.cmd("device_del", {"id": f"cpu{n}"})
+                while True:
+                    ev = q.wait_event("DEVICE_DELETED", QEMU_TIMEOUT)
+                    if ev["data"].get("device") == f"cpu{n}":
+                        break  # QEMU first reports the CPU's LAPIC child
+            assert len(q.cmd("query-cpus-fast")) == 2
+            q.cmd("quit")
+        vm.wait_exit(timeout=QEMU_TIMEOUT)
