@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "devices/devices.h"
@@ -55,8 +56,75 @@ void control_cpu_path(const struct vm *vm, unsigned slot, char *buf, size_t len)
 		snprintf(buf, len, "/machine/unattached/device[%u]", slot);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void unplug_error_event(struct vm *vm, unsigned slot)
+{
+	struct json_object *data = json_object_new_object();
+	char path[96];
+
+	control_cpu_path(vm, slot, path, sizeof(path));
+	if (vm->cpu_ids[slot])
+		json_object_object_add(data, "device", json_object_new_string(vm->cpu_ids[slot]));
+	json_object_object_add(data, "path", json_object_new_string(path));
+	qmp_server_event(vm->qmp, "DEVICE_UNPLUG_GUEST_ERROR", data);
+}
+
+void control_unplug_failed(struct vm *vm, unsigned slot)
+{
+	if (!vm->unplug_deadline || !atomic_exchange(&vm->unplug_deadline[slot], 0))
+		return;
+	log_warn("vCPU %u: the guest refused its removal", slot);
+	unplug_error_event(vm, slot);
+}
+
+int control_next_timeout_ms(struct vm *vm)
+{
+	uint64_t now = now_ns(), next = 0;
+	unsigned i;
+
+	if (!vm->unplug_deadline)
+		return -1;
+	for (i = 0; i < vm->cfg->max_cpus; i++) {
+		uint64_t d = atomic_load(&vm->unplug_deadline[i]);
+
+		if (d && (!next || d < next))
+			next = d;
+	}
+	if (!next)
+		return -1;
+	return next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+}
+
+void control_check_timeouts(struct vm *vm)
+{
+	uint64_t now = now_ns();
+	unsigned i;
+
+	if (!vm->unplug_deadline)
+		return;
+	for (i = 0; i < vm->cfg->max_cpus; i++) {
+		uint64_t d = atomic_load(&vm->unplug_deadline[i]);
+
+		if (!d || d > now ||
+		    !atomic_compare_exchange_strong(&vm->unplug_deadline[i], &d, 0))
+			continue;
+		log_warn("vCPU %u: the guest did not complete its removal within %d ms", i,
+			 CONTROL_UNPLUG_TIMEOUT_MS);
+		unplug_error_event(vm, i);
+	}
+}
+
 void control_cpu_gone(struct vm *vm, unsigned slot)
 {
+	if (vm->unplug_deadline)
+		atomic_store(&vm->unplug_deadline[slot], 0);
 	if (!vm->cpu_ids)
 		return;
 	free(vm->cpu_ids[slot]);
@@ -304,9 +372,16 @@ static struct json_object *device_del(void *ctx, struct json_object *args, struc
 		qmp_error_set(err, "DeviceNotFound", "Device '%.64s' not found", name);
 		return NULL;
 	}
+	if (atomic_load(&vm->unplug_deadline[slot])) {
+		qmp_error_set(err, "GenericError",
+			      "Device %.64s is already in the process of unplug", name);
+		return NULL;
+	}
 	ret = cpu_hotplug_unplug_request(vm, (unsigned)slot);
 	switch (ret) {
 	case 0:
+		atomic_store(&vm->unplug_deadline[slot],
+			     now_ns() + CONTROL_UNPLUG_TIMEOUT_MS * 1000000ull);
 		return NULL;
 	case -EPERM:
 		qmp_error_set(err, "GenericError", "Boot CPU is unpluggable");
@@ -404,7 +479,8 @@ int control_start(struct vm *vm)
 		return -ENOMEM;
 	}
 	vm->cpu_ids = calloc(vm->cfg->max_cpus, sizeof(*vm->cpu_ids));
-	if (!vm->cpu_ids) {
+	vm->unplug_deadline = calloc(vm->cfg->max_cpus, sizeof(*vm->unplug_deadline));
+	if (!vm->cpu_ids || !vm->unplug_deadline) {
 		qmp_server_destroy(vm->qmp);
 		vm->qmp = NULL;
 		return -ENOMEM;
@@ -455,6 +531,8 @@ void control_free(struct vm *vm)
 {
 	unsigned i;
 
+	free(vm->unplug_deadline);
+	vm->unplug_deadline = NULL;
 	if (!vm->cpu_ids)
 		return;
 	for (i = 0; i < vm->cfg->max_cpus; i++)

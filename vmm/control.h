@@ -16,6 +16,16 @@ int control_start(struct vm *vm);
 /* Emit SHUTDOWN for exit `status`, deliver what is queued (bounded), close the socket. */
 void control_stop(struct vm *vm, int status);
 
+/* How long a guest has to complete a device_del before DEVICE_UNPLUG_GUEST_ERROR. */
+#define CONTROL_UNPLUG_TIMEOUT_MS 10000
+
+/* Milliseconds until the next unplug deadline (-1: none), for the main loop's wait. */
+int control_next_timeout_ms(struct vm *vm);
+/* Report the removals whose guest did not finish in time. Main thread. */
+void control_check_timeouts(struct vm *vm);
+/* The guest answered a removal with a failure (_OST): report it now. Any thread. */
+void control_unplug_failed(struct vm *vm, unsigned slot);
+
 /* Free what the control socket kept about CPUs (after vm_run()). */
 void control_free(struct vm *vm);
 

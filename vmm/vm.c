@@ -195,7 +195,8 @@ static int event_loop(struct vm *vm, int sig_fd)
 	watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) == 0;
 
 	while (!vm_stopping(vm)) {
-		n = epoll_wait(ep, events, 8, -1);
+		n = epoll_wait(ep, events, 8, control_next_timeout_ms(vm));
+		control_check_timeouts(vm);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "bus.h"
 #include "config.h"
@@ -40,6 +41,7 @@ struct vm {
 	struct cpu_hotplug *cpuhp; /* ACPI CPU hotplug block */
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
 	char **cpu_ids; /* per slot: the QMP id of a hot-added CPU, or NULL (main thread) */
+	_Atomic uint64_t *unplug_deadline; /* per slot: CLOCK_MONOTONIC ns, 0 = no request */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */

@@ -6,10 +6,12 @@
 #include "drivers/acpi.h"
 #include "drivers/acpi_cphp.h"
 #include "ioapic.h"
+#include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
+#include "kernel/string.h"
 #include "x86.h"
 
 #define GPE_CPU_HOTPLUG 0x04 /* GPE0 bit 2 */
@@ -63,10 +65,23 @@ static void insert(uint32_t slot, int cpu)
 	cphp_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
 }
 
+/*
+ * `acpi_hotplug.remove=`: allow (default), refuse (answer every request with a failure),
+ * ignore (acknowledge and do nothing: the hypervisor's timeout is what answers).
+ */
+enum remove_policy { REMOVE_ALLOW, REMOVE_REFUSE, REMOVE_IGNORE };
+static enum remove_policy remove_policy;
+
 static void remove(uint32_t slot, int cpu)
 {
-	int err = cpu <= 0 ? -1 : cpu_down((unsigned)cpu);
+	int err;
 
+	if (remove_policy == REMOVE_IGNORE) {
+		cphp_clear_remove(slot);
+		printk("acpi-hotplug: slot %u: removal request ignored (policy)\n", slot);
+		return;
+	}
+	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -1 : cpu_down((unsigned)cpu);
 	cphp_clear_remove(slot);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "refused to go" : "offline, ejecting", err);
@@ -123,6 +138,18 @@ int acpi_hotplug_start(void)
 		pr_warn("acpi-hotplug: no CPU hotplug block at %#x: CPU hotplug off\n",
 			PLUGVM_PORT_CPUHP);
 		return -1;
+	}
+	{
+		size_t len;
+		const char *p = cmdline_value("acpi_hotplug.remove", &len);
+
+		if (p && len == 6 && !memcmp(p, "refuse", 6))
+			remove_policy = REMOVE_REFUSE;
+		else if (p && len == 6 && !memcmp(p, "ignore", 6))
+			remove_policy = REMOVE_IGNORE;
+		else if (p && !(len == 5 && !memcmp(p, "allow", 5)))
+			pr_warn("acpi-hotplug: acpi_hotplug.remove=%.*s: not allow/refuse/ignore\n",
+				(int)len, p);
 	}
 	gpe_sts_port = ai->gpe0_blk;
 	gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;

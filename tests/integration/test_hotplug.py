@@ -175,3 +175,29 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
 
 def counts(pid):
     return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))
+
+
+@pytest.mark.parametrize("policy", ["refuse", "ignore"])
+def test_guest_that_does_not_complete_a_removal(tmp_path, policy):
+    # refuse: the guest answers with a failing _OST, reported at once. ignore: it never
+    # answers; after the documented delay (10 s) the VMM reports it. Either way the CPU
+    # stays, the VM runs on, and a new device_del may be sent.
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "2,maxcpus=3", "--qmp", path, "--append",
+                f"acpi_hotplug.remove={policy}")
+    with vm:
+        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        wait_socket(path)
+        with Qmp(path) as q:
+            name = "/machine/unattached/device[1]"
+            q.cmd("device_del", {"id": name})
+            r = q.execute("device_del", {"id": name})
+            assert "already in the process of unplug" in r["error"]["desc"], r
+            ev = q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", 10 + TIMEOUT)
+            assert ev["data"] == {"path": name}
+            assert [c["cpu-index"] for c in q.cmd("query-cpus-fast")] == [0, 1]
+            assert q.cmd("query-status")["running"]
+            q.cmd("device_del", {"id": name})  # accepted again
+            q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", 10 + TIMEOUT)
+            q.cmd("quit")
+        assert vm.wait_exit() == 0

@@ -56,6 +56,8 @@ static void on_ost(void *opaque, unsigned slot, uint32_t event, uint32_t status)
 
 	if (!h->vm->qmp)
 		return;
+	if (event == 3 && status != 0) /* _OST of an eject request: the guest said no */
+		control_unplug_failed(h->vm, slot);
 	snprintf(s, sizeof(s), "%u", slot);
 	info = json_object_new_object();
 	json_object_object_add(info, "source", json_object_new_int64(event));
