@@ -7,6 +7,7 @@ step, in several orders, with re-use of parked vCPUs, and the errors QEMU gives.
 """
 import os
 import random
+import time
 
 import pytest
 
@@ -31,8 +32,12 @@ def add(q, vm, core, seen):
     assert ev["data"]["info"] == {"source": 1, "status": 0, "slot": str(core),
                                   "slot-type": "CPU"}, ev
     seen[core] = seen.get(core, 0) + 1
-    lines = vm.lines(rf"^acpi-hotplug: slot {core}: cpu {core} online \(0\)$")
-    assert len(lines) == seen[core], vm.transcript()
+    # The guest's console line precedes its _OST, but reaches us through another pipe.
+    deadline = time.monotonic() + TIMEOUT
+    while len(vm.lines(rf"^acpi-hotplug: slot {core}: cpu {core} online \(0\)$")) \
+            < seen[core]:
+        assert time.monotonic() < deadline, vm.transcript()
+        time.sleep(0.01)
 
 
 def remove(q, vm, core):
