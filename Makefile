@@ -36,6 +36,12 @@ $(B)/plugvm: $(VMM_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ $(VMM_LIBS)
 
+# plugctl: the QMP client (vmm/plugctl.c), beside plugvm.
+$(B)/plugctl: $(B)/vmm/plugctl.o
+	@echo "  LD      $@"
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ -ljson-c
+-include $(B)/vmm/plugctl.d
+
 -include $(VMM_OBJS:.o=.d)
 
 # ---- guest ------------------------------------------------------------------------------
@@ -92,7 +98,7 @@ $(eval $(call guest_variant,$(GUEST_PREFIX)/rt,$(GUEST_DEBUG_FLAGS) -DCONFIG_PRE
 
 .PHONY: all vmm guest guest-rt clean
 all: vmm guest guest-rt
-vmm: $(B)/plugvm
+vmm: $(B)/plugvm $(B)/plugctl
 guest: $(GUEST_PREFIX)/guest.elf
 guest-rt: $(GUEST_PREFIX)/rt/guest.elf
 
@@ -174,7 +180,7 @@ check-static:
 	$(Q)$(CPPCHECK) -Icommon vmm/
 	$(Q)$(CPPCHECK) -Iguest -Iguest/arch/x86 -Icommon guest/
 	@echo "  CHECK   gcc -fanalyzer vmm/"
-	$(Q)for f in $(VMM_SRCS); do \
+	$(Q)for f in $(VMM_SRCS) vmm/plugctl.c; do \
 		$(CC) $(HOST_CFLAGS) -fanalyzer -c -o /dev/null $$f || exit 1; done
 
 # The VMM and the unit tests under ASan+UBSan; the integration tests against that VMM.
