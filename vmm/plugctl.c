@@ -387,9 +387,17 @@ static int cpu_add(struct conn *c, long want)
 		die(EXIT_NO, "slot %ld is taken", want);
 	snprintf(id, sizeof(id), "cpu%ld", want);
 	snprintf(slot, sizeof(slot), "%ld", want);
+	/* The slot's props as QEMU listed them, plus driver and id. */
 	args = json_object_new_object();
-	json_object_object_foreach(s[want].props, k, v)
-	    json_object_object_add(args, k, json_object_get(v));
+	{
+		static const char *const keys[] = { "socket-id", "die-id", "core-id", "thread-id" };
+		struct json_object *v;
+		size_t k;
+
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (json_object_object_get_ex(s[want].props, keys[k], &v))
+				json_object_object_add(args, keys[k], json_object_get(v));
+	}
 	json_object_object_add(args, "driver", json_object_new_string(s[want].type));
 	json_object_object_add(args, "id", json_object_new_string(id));
 	free(s);
