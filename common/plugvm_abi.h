@@ -74,6 +74,29 @@
 #define PLUGVM_MAX_CPUS 1024 /* KVM's limit here; APIC ID == vCPU index */
 
 /* PLUGVM_CPUID_INFO EDX feature bits. */
-#define PLUGVM_FEATURE_NONE 0u
+#define PLUGVM_FEATURE_NONE	      0u
+#define PLUGVM_FEATURE_HOTPLUG_REPORT (1u << 0) /* PLUGVM_PORT_HOTPLUG_REPORT exists */
+
+/*
+ * Hotplug report (PLUGVM_FEATURE_HOTPLUG_REPORT): after bringing a CPU up or taking it
+ * down, the guest fills a struct plugvm_hotplug_report in its RAM and writes its guest-
+ * physical address (4-byte aligned, below 4 GiB) with one 32-bit OUT to the port. plugvm
+ * reads it, checks every field, and turns it into its PLUGVM_CPU_ONLINE / _OFFLINE QMP
+ * event with the guest's duration beside its own. Anything malformed is ignored.
+ */
+#define PLUGVM_PORT_HOTPLUG_REPORT     0xaf20
+#define PLUGVM_PORT_HOTPLUG_REPORT_LEN 4
+
+#define PLUGVM_HOTPLUG_OP_ONLINE  1
+#define PLUGVM_HOTPLUG_OP_OFFLINE 2
+
+struct plugvm_hotplug_report {
+	uint32_t apic_id;
+	uint32_t op; /* PLUGVM_HOTPLUG_OP_* */
+	int32_t result; /* 0, or the guest's negative error */
+	uint32_t reserved; /* 0 */
+	uint64_t guest_ns; /* how long the guest's bring-up / tear-down took */
+};
+_Static_assert(sizeof(struct plugvm_hotplug_report) == 24, "hotplug report is 24 bytes");
 
 #endif

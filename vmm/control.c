@@ -76,6 +76,26 @@ static void unplug_error_event(struct vm *vm, unsigned slot)
 	qmp_server_event(vm->qmp, "DEVICE_UNPLUG_GUEST_ERROR", data);
 }
 
+void control_cpu_report(struct vm *vm, unsigned slot, bool online, int32_t result,
+			uint64_t guest_ns)
+{
+	struct json_object *data;
+	uint64_t since;
+
+	if (!vm->qmp || !vm->request_ns)
+		return;
+	since = atomic_exchange(&vm->request_ns[slot], 0);
+	data = json_object_new_object();
+	json_object_object_add(data, "slot", json_object_new_int((int)slot));
+	json_object_object_add(data, "result", json_object_new_int(result));
+	json_object_object_add(data, "guest-ns", json_object_new_int64((int64_t)guest_ns));
+	/* From the device_add / device_del that asked for it, if one did. */
+	if (since)
+		json_object_object_add(data, "host-ns",
+				       json_object_new_int64((int64_t)(now_ns() - since)));
+	qmp_server_event(vm->qmp, online ? "PLUGVM_CPU_ONLINE" : "PLUGVM_CPU_OFFLINE", data);
+}
+
 void control_unplug_failed(struct vm *vm, unsigned slot)
 {
 	if (!vm->unplug_deadline || !atomic_exchange(&vm->unplug_deadline[slot], 0))
@@ -331,6 +351,7 @@ static struct json_object *device_add(void *ctx, struct json_object *args, struc
 			      strerror(-ret));
 		return NULL;
 	}
+	atomic_store(&vm->request_ns[slot], now_ns());
 	free(vm->cpu_ids[slot]); /* NULL: an ejected CPU's id went with it */
 	vm->cpu_ids[slot] = id ? strdup(id) : NULL;
 	ret = cpu_hotplug_plug(vm, (unsigned)slot);
@@ -380,6 +401,7 @@ static struct json_object *device_del(void *ctx, struct json_object *args, struc
 	ret = cpu_hotplug_unplug_request(vm, (unsigned)slot);
 	switch (ret) {
 	case 0:
+		atomic_store(&vm->request_ns[slot], now_ns());
 		atomic_store(&vm->unplug_deadline[slot],
 			     now_ns() + CONTROL_UNPLUG_TIMEOUT_MS * 1000000ull);
 		return NULL;
@@ -480,7 +502,8 @@ int control_start(struct vm *vm)
 	}
 	vm->cpu_ids = calloc(vm->cfg->max_cpus, sizeof(*vm->cpu_ids));
 	vm->unplug_deadline = calloc(vm->cfg->max_cpus, sizeof(*vm->unplug_deadline));
-	if (!vm->cpu_ids || !vm->unplug_deadline) {
+	vm->request_ns = calloc(vm->cfg->max_cpus, sizeof(*vm->request_ns));
+	if (!vm->cpu_ids || !vm->unplug_deadline || !vm->request_ns) {
 		qmp_server_destroy(vm->qmp);
 		vm->qmp = NULL;
 		return -ENOMEM;
@@ -533,6 +556,8 @@ void control_free(struct vm *vm)
 
 	free(vm->unplug_deadline);
 	vm->unplug_deadline = NULL;
+	free(vm->request_ns);
+	vm->request_ns = NULL;
 	if (!vm->cpu_ids)
 		return;
 	for (i = 0; i < vm->cfg->max_cpus; i++)

@@ -6,7 +6,9 @@
 #ifndef PLUGVM_VMM_CONTROL_H
 #define PLUGVM_VMM_CONTROL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct vm;
 
@@ -25,6 +27,14 @@ int control_next_timeout_ms(struct vm *vm);
 void control_check_timeouts(struct vm *vm);
 /* The guest answered a removal with a failure (_OST): report it now. Any thread. */
 void control_unplug_failed(struct vm *vm, unsigned slot);
+
+/*
+ * The guest reports `slot` online (or offline) with `result` after `guest_ns`: emit
+ * PLUGVM_CPU_ONLINE / PLUGVM_CPU_OFFLINE with the host-side time since the request.
+ * Any thread.
+ */
+void control_cpu_report(struct vm *vm, unsigned slot, bool online, int32_t result,
+			uint64_t guest_ns);
 
 /* Free what the control socket kept about CPUs (after vm_run()). */
 void control_free(struct vm *vm);

@@ -42,6 +42,7 @@ struct vm {
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
 	char **cpu_ids; /* per slot: the QMP id of a hot-added CPU, or NULL (main thread) */
 	_Atomic uint64_t *unplug_deadline; /* per slot: CLOCK_MONOTONIC ns, 0 = no request */
+	_Atomic uint64_t *request_ns; /* per slot: when device_add/del asked, 0 = none */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */

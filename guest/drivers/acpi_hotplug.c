@@ -12,6 +12,7 @@
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/string.h"
+#include "plugvm_abi.h"
 #include "x86.h"
 
 #define GPE_CPU_HOTPLUG 0x04 /* GPE0 bit 2 */
@@ -49,8 +50,37 @@ static void sci_irq(unsigned vector, void *arg)
 	/* Spurious (nothing latched): tolerated, nothing to do. */
 }
 
+/* plugvm's hotplug report (plugvm_abi.h), when its CPUID leaf offers it. */
+static bool have_report;
+static struct plugvm_hotplug_report report __attribute__((aligned(8)));
+
+static bool plugvm_feature(uint32_t bit)
+{
+	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
+
+	if (r.ebx != PLUGVM_CPUID_SIG_EBX || r.ecx != PLUGVM_CPUID_SIG_ECX ||
+	    r.edx != PLUGVM_CPUID_SIG_EDX || r.eax < PLUGVM_CPUID_INFO)
+		return false;
+	r = cpuid(PLUGVM_CPUID_INFO, 0);
+	return (r.eax >> 16) == PLUGVM_ABI_MAJOR && (r.edx & bit);
+}
+
+/* Only the hotplug thread reports: one buffer is enough. The kernel is identity-mapped. */
+static void send_report(int cpu, uint32_t op, int result, uint64_t ns)
+{
+	if (!have_report || cpu < 0)
+		return;
+	report.apic_id = cpu_apic_ids[cpu];
+	report.op = op;
+	report.result = result;
+	report.reserved = 0;
+	report.guest_ns = ns;
+	outl(PLUGVM_PORT_HOTPLUG_REPORT, (uint32_t)(uintptr_t)&report);
+}
+
 static void insert(uint32_t slot, int cpu)
 {
+	uint64_t t0 = arch_now_ns();
 	int err = -1;
 
 	cphp_clear_insert(slot);
@@ -60,6 +90,7 @@ static void insert(uint32_t slot, int cpu)
 		if (err)
 			cpumask_clear(&cpu_present_mask, (unsigned)cpu);
 	}
+	send_report(cpu, PLUGVM_HOTPLUG_OP_ONLINE, err, arch_now_ns() - t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "failed to come up" : "online", err);
 	cphp_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
@@ -74,6 +105,7 @@ static enum remove_policy remove_policy;
 
 static void remove(uint32_t slot, int cpu)
 {
+	uint64_t t0;
 	int err;
 
 	if (remove_policy == REMOVE_IGNORE) {
@@ -81,8 +113,10 @@ static void remove(uint32_t slot, int cpu)
 		printk("acpi-hotplug: slot %u: removal request ignored (policy)\n", slot);
 		return;
 	}
+	t0 = arch_now_ns();
 	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -1 : cpu_down((unsigned)cpu);
 	cphp_clear_remove(slot);
+	send_report(cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, arch_now_ns() - t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "refused to go" : "offline, ejecting", err);
 	if (!err) {
@@ -151,6 +185,7 @@ int acpi_hotplug_start(void)
 			pr_warn("acpi-hotplug: acpi_hotplug.remove=%.*s: not allow/refuse/ignore\n",
 				(int)len, p);
 	}
+	have_report = plugvm_feature(PLUGVM_FEATURE_HOTPLUG_REPORT);
 	gpe_sts_port = ai->gpe0_blk;
 	gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;
 	hp_thread_ptr = thread_run("acpi-hotplug", hotplug_thread, NULL, HOTPLUG_THREAD_PRIO, 0);

@@ -206,3 +206,17 @@ def test_guest_that_does_not_complete_a_removal(tmp_path, policy):
             q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", 10 + TIMEOUT)
             q.cmd("quit")
         assert vm.wait_exit() == 0
+
+
+def test_plugvm_cpu_events_carry_both_durations(tmp_path):
+    vm, q = start(tmp_path, "1,maxcpus=2")
+    with vm, q:
+        add(q, vm, 1, {})
+        ev = q.wait_event("PLUGVM_CPU_ONLINE", TIMEOUT)
+        d = ev["data"]
+        assert d["slot"] == 1 and d["result"] == 0, d
+        # The guest's bring-up is part of the host-side time from device_add.
+        assert 0 < d["guest-ns"] <= 1.1 * d["host-ns"] < TIMEOUT * 1e9, d
+        remove(q, vm, 1)
+        d = q.wait_event("PLUGVM_CPU_OFFLINE", TIMEOUT)["data"]
+        assert d["slot"] == 1 and d["result"] == 0 and 0 < d["guest-ns"] <= 1.1 * d["host-ns"], d

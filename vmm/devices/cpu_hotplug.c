@@ -29,6 +29,7 @@ struct cpu_hotplug {
 	struct cphp regs;
 	int eject_fd; /* eventfd: ejects wait for the main loop */
 	uint8_t *eject_pending; /* per slot, under lock */
+	struct log_ratelimit rl;
 };
 
 static void on_raise_gpe(void *opaque)
@@ -94,6 +95,42 @@ static void cphp_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, u
 	pthread_mutex_unlock(&h->lock);
 }
 
+/* The guest's hotplug report (plugvm_abi.h): checked, then a PLUGVM_CPU_* event. */
+static void report_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,
+		      unsigned count, bool is_write)
+{
+	struct cpu_hotplug *h = opaque;
+	struct plugvm_hotplug_report r;
+	const void *p;
+	uint32_t gpa;
+
+	(void)vcpu_id;
+	if (!is_write) {
+		memset(data, 0xff, (size_t)size * count);
+		return;
+	}
+	if (offset != 0 || size != 4 || count != 1) {
+		log_guest_warn(&h->rl, "hotplug report: bad access (size %u at +%llu)", size,
+			       (unsigned long long)offset);
+		return;
+	}
+	memcpy(&gpa, data, 4);
+	p = (gpa & 3) ? NULL : mem_gpa_ptr(&h->vm->mem, gpa, sizeof(r));
+	if (!p) {
+		log_guest_warn(&h->rl, "hotplug report: %#x is not in guest RAM", gpa);
+		return;
+	}
+	memcpy(&r, p, sizeof(r)); /* one copy: the guest may change it under us */
+	if (r.apic_id >= h->vm->cfg->max_cpus || r.reserved ||
+	    (r.op != PLUGVM_HOTPLUG_OP_ONLINE && r.op != PLUGVM_HOTPLUG_OP_OFFLINE)) {
+		log_guest_warn(&h->rl, "hotplug report: bad fields (apic %u, op %u)", r.apic_id,
+			       r.op);
+		return;
+	}
+	control_cpu_report(h->vm, r.apic_id, r.op == PLUGVM_HOTPLUG_OP_ONLINE, r.result,
+			   r.guest_ns);
+}
+
 int cpu_hotplug_init(struct vm *vm)
 {
 	const struct cphp_ops ops = { NULL, on_raise_gpe, on_eject, on_ost };
@@ -113,6 +150,9 @@ int cpu_hotplug_init(struct vm *vm)
 	if (!ret)
 		ret = bus_register(&vm->pio, PLUGVM_PORT_CPUHP, CPHP_LEGACY_LEN, cphp_io, h,
 				   "acpi-cpu-hotplug");
+	if (!ret)
+		ret = bus_register(&vm->pio, PLUGVM_PORT_HOTPLUG_REPORT,
+				   PLUGVM_PORT_HOTPLUG_REPORT_LEN, report_io, h, "hotplug-report");
 	if (ret) {
 		log_error("cpu-hotplug: %s", strerror(-ret));
 		cphp_exit(&h->regs);
