@@ -1,0 +1,10 @@
+# SPDX-License-Identifier: MIT
+# vCPU hot-add/remove latency (median, p99 over HOTPLUG_ARGS --ops, default 200) on plugvm and
+# QEMU 7.2, and the time to grow to 8 and 64 vCPUs; see bench/hotplug/run.
+BENCHES += hotplug
+
+.PHONY: bench-hotplug
+bench-hotplug: $(B)/plugvm guest
+	@mkdir -p build/bench
+	$(Q)set -o pipefail; bench/hotplug/run --plugvm $(B)/plugvm --kernel build/guest.elf \
+		$(HOTPLUG_ARGS) | tee build/bench/hotplug.md
