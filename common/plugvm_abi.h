@@ -76,6 +76,7 @@
 /* PLUGVM_CPUID_INFO EDX feature bits. */
 #define PLUGVM_FEATURE_NONE	      0u
 #define PLUGVM_FEATURE_HOTPLUG_REPORT (1u << 0) /* PLUGVM_PORT_HOTPLUG_REPORT exists */
+#define PLUGVM_FEATURE_DIRECT_START   (1u << 1) /* PLUGVM_PORT_DIRECT_START exists */
 
 /*
  * Hotplug report (PLUGVM_FEATURE_HOTPLUG_REPORT): after bringing a CPU up or taking it
@@ -86,6 +87,37 @@
  */
 #define PLUGVM_PORT_HOTPLUG_REPORT     0xaf20
 #define PLUGVM_PORT_HOTPLUG_REPORT_LEN 4
+
+/*
+ * Direct start (PLUGVM_FEATURE_DIRECT_START): instead of INIT-SIPI-SIPI and a real-mode
+ * trampoline, the guest fills a struct plugvm_start_ctx and writes its guest-physical
+ * address (8-byte aligned, below 4 GiB) with one 32-bit OUT to PLUGVM_PORT_DIRECT_START.
+ * plugvm checks it (APIC ID of a present vCPU, entry and stack in RAM, page-aligned CR3 in
+ * RAM), writes `status` (0 accepted, else PLUGVM_START_E*) before the OUT completes, and
+ * starts that vCPU in 64-bit mode: CS 64-bit flat (selector 0x08), data 0x10, CR0 PE|PG|
+ * WP|NE|ET, CR4 PAE, EFER LME|LMA|NXE, the given CR3, RIP = entry, RSP = stack, RDI = arg,
+ * GS base = gs_base, interrupts off. A refused start leaves the vCPU alone: the guest falls
+ * back to INIT-SIPI-SIPI.
+ */
+#define PLUGVM_PORT_DIRECT_START     0xaf24
+#define PLUGVM_PORT_DIRECT_START_LEN 4
+
+#define PLUGVM_START_OK	    0
+#define PLUGVM_START_EAPIC  1 /* no present vCPU with that APIC ID */
+#define PLUGVM_START_EADDR  2 /* entry, stack or CR3 outside guest RAM */
+#define PLUGVM_START_EINVAL 3 /* reserved fields not zero */
+
+struct plugvm_start_ctx {
+	uint32_t apic_id;
+	uint32_t status; /* written by plugvm */
+	uint64_t entry;
+	uint64_t stack;
+	uint64_t cr3;
+	uint64_t gs_base;
+	uint64_t arg;
+	uint64_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct plugvm_start_ctx) == 56, "start context is 56 bytes");
 
 #define PLUGVM_HOTPLUG_OP_ONLINE  1
 #define PLUGVM_HOTPLUG_OP_OFFLINE 2

@@ -33,6 +33,12 @@ struct vcpu {
 	atomic_bool stop; /* leave KVM_RUN and end the thread */
 	_Atomic pid_t tid; /* host thread id, for query-cpus-fast (0 until it runs) */
 	struct vcpu_snapshot *reset; /* state at creation: a parked vCPU goes back to it */
+	/* Paravirt direct start, applied by the vCPU's own thread before its next KVM_RUN. */
+	pthread_mutex_t start_lock;
+	bool start_pending;
+	struct vcpu_start_regs {
+		uint64_t entry, stack, cr3, gs_base, arg;
+	} start;
 };
 
 /*
@@ -47,6 +53,13 @@ int vcpu_create(struct vm *vm, int id, bool boot);
  * for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).
  */
 int vcpu_reset_for_sipi(struct vcpu *v);
+
+/*
+ * Have the (running) vCPU jump to `r->entry` in 64-bit mode (plugvm_abi.h's direct start):
+ * recorded and the vCPU kicked; its thread sets the registers. Returns 0 or -EINVAL (no
+ * thread to do it).
+ */
+int vcpu_direct_start(struct vcpu *v, const struct vcpu_start_regs *r);
 
 /* Start the vCPU's thread. Returns 0 or -errno (logged). */
 int vcpu_start(struct vcpu *v);

@@ -132,7 +132,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	}
 	vm->cpuid.max_cpus = cfg->max_cpus;
 	vm->cpuid.tsc_deadline = vm->kvm.tsc_deadline;
-	vm->cpuid.features = PLUGVM_FEATURE_HOTPLUG_REPORT;
+	vm->cpuid.features = PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START;
 
 	if (mem_init(&vm->mem, cfg->mem_bytes))
 		return PLUGVM_EXIT_SETUP;

@@ -15,6 +15,7 @@
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "plugvm_abi.h"
+#include "x86.h"
 
 struct percpu_probe {
 	unsigned expect_cpu;
@@ -230,6 +231,55 @@ static int test_acpi_cphp(void)
 	return 0;
 }
 SELFTEST("acpi_cphp", test_acpi_cphp);
+
+/* plugvm's direct start refuses every malformed context, and says why (nothing starts). */
+static int test_direct_start_checks(void)
+{
+	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
+	static const struct {
+		uint32_t apic_id;
+		uint64_t entry, stack, cr3, reserved;
+		uint32_t want;
+	} cases[] = {
+		{ 0xffffffffu, 0x100000, 0x200000, 0x100000, 0, PLUGVM_START_EAPIC },
+		{ PLUGVM_MAX_CPUS, 0x100000, 0x200000, 0x100000, 0, PLUGVM_START_EAPIC },
+		{ 1, 0xfffffffff000ull, 0x200000, 0x100000, 0, PLUGVM_START_EADDR },
+		{ 1, 0x100000, 4, 0x100000, 0, PLUGVM_START_EADDR },
+		{ 1, 0x100000, 0x200000, 0x100800, 0, PLUGVM_START_EADDR },
+		{ 1, 0x100000, 0x200000, 0x100000, 1, PLUGVM_START_EINVAL },
+	};
+	struct plugvm_start_ctx ctx __attribute__((aligned(8)));
+	unsigned i;
+
+	if (r.ebx != PLUGVM_CPUID_SIG_EBX || r.ecx != PLUGVM_CPUID_SIG_ECX ||
+	    r.edx != PLUGVM_CPUID_SIG_EDX ||
+	    !(cpuid(PLUGVM_CPUID_INFO, 0).edx & PLUGVM_FEATURE_DIRECT_START)) {
+		selftest_report("no plugvm direct start here: nothing to check");
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.apic_id = cases[i].apic_id;
+		ctx.status = 0xdead;
+		ctx.entry = cases[i].entry;
+		ctx.stack = cases[i].stack;
+		ctx.cr3 = cases[i].cr3;
+		ctx.reserved = cases[i].reserved;
+		/* APIC ID 1 is a present, running CPU: only the bad field may stop it. */
+		if (cases[i].apic_id == 1 && !cpumask_test(&cpu_online_mask, 1))
+			continue;
+		outl(PLUGVM_PORT_DIRECT_START, (uint32_t)(uintptr_t)&ctx);
+		if (READ_ONCE(ctx.status) != cases[i].want)
+			return selftest_fail("case %u: status %u, want %u", i, ctx.status,
+					     cases[i].want);
+	}
+	/* A context outside RAM or misaligned gets no answer at all, and does no harm. */
+	outl(PLUGVM_PORT_DIRECT_START, 0xfffffff8u);
+	outl(PLUGVM_PORT_DIRECT_START, (uint32_t)(uintptr_t)&ctx + 4);
+	selftest_report("refused=%zu", ARRAY_SIZE(cases));
+	return 0;
+}
+SELFTEST("direct_start_checks", test_direct_start_checks);
 
 /*
  * Guest-initiated hot-remove through the hotplug block: the highest CPU goes offline

@@ -118,3 +118,13 @@ def test_console_survives_a_closed_stdout():
     proc.stdout.close()
     assert proc.wait(timeout=120) == 0, proc.stderr.read()
     assert os.path.exists(PLUGVM)
+
+
+@pytest.mark.parametrize("append,direct", [("halt selftest=direct_start_checks", 7),
+                                           ("halt smp.direct_start=0", 0)])
+def test_secondary_cpus_start_directly_or_through_init_sipi(append, direct):
+    rc, vm = run_plugvm("-v", "--smp", "8", "--append", append)
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 8/8 CPUs online$"), vm.transcript()
+    assert len(vm.lines(r"^plugvm: vCPU \d: direct start at ", "stderr")) == direct, \
+        vm.transcript()

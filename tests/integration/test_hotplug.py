@@ -17,9 +17,9 @@ from vm import BOOT_TIMEOUT, GUESTS, plugvm
 TIMEOUT = 3 * BOOT_TIMEOUT
 
 
-def start(tmp_path, smp):
+def start(tmp_path, smp, append=""):
     path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", smp, "--qmp", path, "--append", "")
+    vm = plugvm("-v", "--smp", smp, "--qmp", path, "--append", append)
     vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
     wait_socket(path)
     return vm, Qmp(path)
@@ -52,8 +52,11 @@ def vmm_view(q):
     return sorted(c["props"]["core-id"] for c in q.cmd("query-cpus-fast"))
 
 
-def test_add_up_to_max_and_back_in_several_orders(tmp_path):
-    vm, q = start(tmp_path, "1,maxcpus=4")
+@pytest.mark.parametrize("start_path", ["direct", "init-sipi"])
+def test_add_up_to_max_and_back_in_several_orders(tmp_path, start_path):
+    # plugvm's paravirt direct start, and INIT-SIPI-SIPI through the real-mode trampoline.
+    vm, q = start(tmp_path, "1,maxcpus=4",
+                  "smp.direct_start=0" if start_path == "init-sipi" else "")
     with vm, q:
         pid = vm.proc.pid
         tasks = len(os.listdir(f"/proc/{pid}/task"))
@@ -79,6 +82,11 @@ def test_add_up_to_max_and_back_in_several_orders(tmp_path):
         assert q.cmd("query-status")["running"]
         q.cmd("quit")
         assert vm.wait_exit() == 0
+        direct = vm.lines(r"^plugvm: vCPU \d: direct start at ", "stderr")
+        if start_path == "direct":
+            assert len(direct) == 6, vm.transcript()  # every add
+        else:
+            assert not direct, vm.transcript()
 
 
 def test_hotplug_errors(tmp_path):

@@ -6,6 +6,7 @@
  * vCPU's thread ends and its fd is parked, then DEVICE_DELETED goes out.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,54 @@ static void report_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data,
 			   r.guest_ns);
 }
 
+/* The guest's direct-start request (plugvm_abi.h): checked, answered, handed to the vCPU. */
+static void start_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,
+		     unsigned count, bool is_write)
+{
+	struct cpu_hotplug *h = opaque;
+	struct vm *vm = h->vm;
+	struct plugvm_start_ctx ctx;
+	struct vcpu_start_regs r;
+	uint32_t gpa, status = PLUGVM_START_OK;
+	void *p;
+
+	(void)vcpu_id;
+	if (!is_write) {
+		memset(data, 0xff, (size_t)size * count);
+		return;
+	}
+	if (offset != 0 || size != 4 || count != 1) {
+		log_guest_warn(&h->rl, "direct start: bad access (size %u at +%llu)", size,
+			       (unsigned long long)offset);
+		return;
+	}
+	memcpy(&gpa, data, 4);
+	p = (gpa & 7) ? NULL : mem_gpa_ptr(&vm->mem, gpa, sizeof(ctx));
+	if (!p) {
+		log_guest_warn(&h->rl, "direct start: context %#x is not in guest RAM", gpa);
+		return;
+	}
+	memcpy(&ctx, p, sizeof(ctx)); /* one copy: the guest may change it under us */
+	if (ctx.reserved)
+		status = PLUGVM_START_EINVAL;
+	else if (ctx.apic_id >= vm->cfg->max_cpus ||
+		 atomic_load(&vm->vcpus[ctx.apic_id].state) != VCPU_RUNNING)
+		status = PLUGVM_START_EAPIC;
+	else if (!mem_gpa_ptr(&vm->mem, ctx.entry, 16) || ctx.stack < 8 ||
+		 !mem_gpa_ptr(&vm->mem, ctx.stack - 8, 8) || (ctx.cr3 & 0xfff) ||
+		 !mem_gpa_ptr(&vm->mem, ctx.cr3, 4096))
+		status = PLUGVM_START_EADDR;
+	if (status == PLUGVM_START_OK) {
+		r = (struct vcpu_start_regs){ ctx.entry, ctx.stack, ctx.cr3, ctx.gs_base, ctx.arg };
+		if (vcpu_direct_start(&vm->vcpus[ctx.apic_id], &r))
+			status = PLUGVM_START_EAPIC;
+	} else {
+		log_guest_warn(&h->rl, "direct start of APIC ID %u refused (%u)", ctx.apic_id,
+			       status);
+	}
+	memcpy((char *)p + offsetof(struct plugvm_start_ctx, status), &status, sizeof(status));
+}
+
 int cpu_hotplug_init(struct vm *vm)
 {
 	const struct cphp_ops ops = { NULL, on_raise_gpe, on_eject, on_ost };
@@ -153,6 +202,9 @@ int cpu_hotplug_init(struct vm *vm)
 	if (!ret)
 		ret = bus_register(&vm->pio, PLUGVM_PORT_HOTPLUG_REPORT,
 				   PLUGVM_PORT_HOTPLUG_REPORT_LEN, report_io, h, "hotplug-report");
+	if (!ret)
+		ret = bus_register(&vm->pio, PLUGVM_PORT_DIRECT_START, PLUGVM_PORT_DIRECT_START_LEN,
+				   start_io, h, "direct-start");
 	if (ret) {
 		log_error("cpu-hotplug: %s", strerror(-ret));
 		cphp_exit(&h->regs);

@@ -7,6 +7,7 @@
  */
 #include "arch.h"
 #include "asm.h"
+#include "kernel/cmdline.h"
 #include "kernel/compiler.h"
 #include "kernel/cpuhp.h"
 #include "kernel/cpu.h"
@@ -19,6 +20,7 @@
 #include "lapic.h"
 #include "setup.h"
 #include "traps.h"
+#include "plugvm_abi.h"
 #include "x86.h"
 
 struct ap_boot {
@@ -95,6 +97,49 @@ void *arch_cpu_idle_stack(unsigned cpu)
 	return cpu_table[cpu]->arch.stack;
 }
 
+extern char ap_start64[];
+
+/* plugvm's direct start (plugvm_abi.h): 1 if offered and not `smp.direct_start=0`. */
+static int direct_start = -1;
+
+static bool use_direct_start(void)
+{
+	if (direct_start < 0) {
+		struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
+
+		direct_start = r.ebx == PLUGVM_CPUID_SIG_EBX && r.ecx == PLUGVM_CPUID_SIG_ECX &&
+			       r.edx == PLUGVM_CPUID_SIG_EDX && r.eax >= PLUGVM_CPUID_INFO &&
+			       (cpuid(PLUGVM_CPUID_INFO, 0).eax >> 16) == PLUGVM_ABI_MAJOR &&
+			       (cpuid(PLUGVM_CPUID_INFO, 0).edx & PLUGVM_FEATURE_DIRECT_START) &&
+			       cmdline_uint("smp.direct_start", 1) != 0;
+	}
+	return direct_start;
+}
+
+/*
+ * Ask plugvm to start the CPU in long mode at ap_start64 (which finds its stack and struct
+ * cpu by APIC ID, as after the trampoline). The context lives on our stack: the kernel is
+ * identity-mapped, and plugvm answers before the OUT completes. False: use INIT-SIPI-SIPI.
+ */
+static bool kick_direct(struct cpu *c)
+{
+	struct plugvm_start_ctx ctx __attribute__((aligned(8))) = {
+		.apic_id = c->apic_id,
+		.status = ~0u,
+		.entry = (uint64_t)(uintptr_t)ap_start64,
+		.stack = (uint64_t)(uintptr_t)c->arch.stack + CPU_STACK_SIZE,
+		.cr3 = read_cr3(),
+		.gs_base = (uint64_t)(uintptr_t)c,
+		.arg = (uint64_t)(uintptr_t)c,
+	};
+
+	outl(PLUGVM_PORT_DIRECT_START, (uint32_t)(uintptr_t)&ctx);
+	if (READ_ONCE(ctx.status) == PLUGVM_START_OK)
+		return true;
+	pr_warn("cpu %u: direct start refused (%u): INIT-SIPI-SIPI\n", c->id, ctx.status);
+	return false;
+}
+
 static void kick(uint32_t apic_id)
 {
 	lapic_send_icr(apic_id, APIC_DM_INIT | APIC_LEVEL_ASSERT);
@@ -113,7 +158,8 @@ int arch_cpu_kick(unsigned cpu)
 	ap_boot_table[c->apic_id].cpu = c;
 	WRITE_ONCE(ap_boot_table[c->apic_id].stack_top,
 		   (uint64_t)(uintptr_t)c->arch.stack + CPU_STACK_SIZE);
-	kick(c->apic_id);
+	if (!use_direct_start() || !kick_direct(c))
+		kick(c->apic_id);
 	return 0;
 }
 
