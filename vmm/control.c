@@ -433,6 +433,19 @@ static const struct qmp_arg device_del_args[] = {
 	{ NULL, json_type_null, false },
 };
 
+/* ACPI power button, as QEMU: the guest decides what to do (ours powers off). */
+static struct json_object *system_powerdown(void *ctx, struct json_object *args,
+					    struct qmp_error *err)
+{
+	struct vm *vm = ctx;
+
+	(void)args;
+	(void)err;
+	acpi_pm_power_button(vm);
+	qmp_server_event(vm->qmp, "POWERDOWN", NULL);
+	return NULL;
+}
+
 static struct json_object *cmd_quit(void *ctx, struct json_object *args, struct qmp_error *err)
 {
 	struct vm *vm = ctx;
@@ -455,6 +468,7 @@ static const struct qmp_command commands[] = {
 	{ "query-hotpluggable-cpus", query_hotpluggable_cpus, NULL },
 	{ "device_add", device_add, device_add_args },
 	{ "device_del", device_del, device_del_args },
+	{ "system_powerdown", system_powerdown, NULL },
 	{ "quit", cmd_quit, NULL },
 	{ NULL, NULL, NULL },
 };

@@ -36,11 +36,22 @@ unsigned long acpi_hotplug_events(void)
 	return __atomic_load_n(&nr_events, __ATOMIC_ACQUIRE);
 }
 
+#define PM1_PWRBTN 0x0100 /* PM1 status / enable bit 8 */
+
+static uint32_t pm1_sts_port, pm1_en_port;
+static volatile int powerdown_pending;
+
 static void sci_irq(unsigned vector, void *arg)
 {
 	(void)vector;
 	(void)arg;
 	nr_sci++;
+	/* The power button (QMP system_powerdown): the thread powers off. */
+	if (pm1_sts_port && (inw((uint16_t)pm1_sts_port) & PM1_PWRBTN)) {
+		outw((uint16_t)pm1_sts_port, PM1_PWRBTN);
+		__atomic_store_n(&powerdown_pending, 1, __ATOMIC_RELEASE);
+		thread_wake(hp_thread_ptr);
+	}
 	/* Write-1-to-clear drops the level SCI; anything else pending is not ours. */
 	if (inb((uint16_t)gpe_sts_port) & GPE_CPU_HOTPLUG) {
 		outb((uint16_t)gpe_sts_port, GPE_CPU_HOTPLUG);
@@ -150,11 +161,16 @@ static int hotplug_thread(void *arg)
 	(void)arg;
 	for (;;) {
 		thread_prepare_sleep();
-		if (!__atomic_exchange_n(&sci_pending, 0, __ATOMIC_ACQ_REL)) {
+		if (!__atomic_exchange_n(&sci_pending, 0, __ATOMIC_ACQ_REL) &&
+		    !__atomic_load_n(&powerdown_pending, __ATOMIC_ACQUIRE)) {
 			thread_sleep();
 			continue;
 		}
 		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&powerdown_pending, __ATOMIC_ACQUIRE)) {
+			printk("acpi: power button: powering off\n");
+			arch_poweroff(0);
+		}
 		handle_events();
 	}
 	return 0;
@@ -196,6 +212,11 @@ int acpi_hotplug_start(void)
 		     ai->sci_active_low);
 	/* Events latched before we listened (e.g. a CPU added during boot) are handled now. */
 	outb((uint16_t)gpe_en_port, inb((uint16_t)gpe_en_port) | GPE_CPU_HOTPLUG);
+	if (ai->pm1a_evt_blk && ai->pm1_evt_len >= 4) {
+		pm1_sts_port = ai->pm1a_evt_blk;
+		pm1_en_port = ai->pm1a_evt_blk + ai->pm1_evt_len / 2u;
+		outw((uint16_t)pm1_en_port, inw((uint16_t)pm1_en_port) | PM1_PWRBTN);
+	}
 	__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
 	thread_wake(hp_thread_ptr);
 	printk("acpi-hotplug: ready (%u slots, SCI on GSI %u)\n", ai->nr_cpus, ai->sci_gsi);

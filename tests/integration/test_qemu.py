@@ -63,5 +63,8 @@ def test_qemu_cpu_hotplug_through_its_qmp(tmp_path):
                     if ev["data"].get("device") == f"cpu{n}":
                         break  # QEMU first reports the CPU's LAPIC child
             assert len(q.cmd("query-cpus-fast")) == 2
-            q.cmd("quit")
-        vm.wait_exit(timeout=QEMU_TIMEOUT)
+            # QEMU's power button reaches the same guest driver.
+            q.cmd("system_powerdown")
+            assert q.wait_event("SHUTDOWN", QEMU_TIMEOUT)["data"]["guest"] is True
+        assert vm.wait_exit(timeout=QEMU_TIMEOUT) == 0, vm.transcript()
+        assert vm.lines(r"^acpi: power button: powering off$"), vm.transcript()

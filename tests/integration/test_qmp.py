@@ -274,3 +274,18 @@ def test_guest_eject_parks_the_vcpu(tmp_path):
         assert vm.wait_exit() == 0, vm.transcript()
         assert vm.lines(r"^selftest acpi_cphp_eject: cpu=2 slot=2 apic=2 ejected$"), \
             vm.transcript()
+
+
+def test_system_powerdown_presses_the_power_button(tmp_path):
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "2", "--qmp", path, "--append", "")
+    with vm:
+        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        wait_socket(path)
+        with Qmp(path) as q:
+            assert q.cmd("system_powerdown") == {}
+            q.wait_event("POWERDOWN")
+            ev = q.wait_event("SHUTDOWN", BOOT_TIMEOUT)
+            assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
+        assert vm.wait_exit() == 0
+        assert vm.lines(r"^acpi: power button: powering off$"), vm.transcript()
