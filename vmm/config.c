@@ -24,6 +24,7 @@ const char config_usage[] =
     "  -append, --append STR  guest command line (at most 4095 bytes)\n"
     "  --qmp unix:PATH|none   the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
     "                         plugvm-PID.qmp, printed at start)\n"
+    "  -S                     do not start the vCPUs until QMP `cont` (as QEMU)\n"
     "  -v, --verbose          more diagnostics (twice for debug)\n"
     "  -q, --quiet            errors only\n"
     "  -h, --help             this text\n"
@@ -211,6 +212,7 @@ enum opt_id {
 	OPT_KERNEL,
 	OPT_APPEND,
 	OPT_QMP,
+	OPT_PAUSED,
 	OPT_VERBOSE,
 	OPT_QUIET,
 	OPT_HELP,
@@ -229,6 +231,7 @@ static const struct opt opts[] = {
 	{ { "kernel" }, OPT_KERNEL, true },
 	{ { "append" }, OPT_APPEND, true },
 	{ { "qmp" }, OPT_QMP, true },
+	{ { "S" }, OPT_PAUSED, false },
 	{ { "v", "verbose" }, OPT_VERBOSE, false },
 	{ { "q", "quiet" }, OPT_QUIET, false },
 	{ { "h", "help" }, OPT_HELP, false },
@@ -382,6 +385,9 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 			}
 			if (replace_str(&cfg->cmdline, val))
 				goto nomem;
+			break;
+		case OPT_PAUSED:
+			cfg->start_paused = true;
 			break;
 		case OPT_QMP:
 			if (config_parse_qmp(cfg, val, err, errlen))

@@ -153,16 +153,32 @@ void control_cpu_gone(struct vm *vm, unsigned slot)
 
 static struct json_object *query_status(void *ctx, struct json_object *args, struct qmp_error *err)
 {
+	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_object();
-	bool stopping = vm_stopping(ctx);
+	bool stopping = vm_stopping(vm), running = !stopping && vm->started;
+	const char *status = stopping ? "shutdown" : running ? "running" : "prelaunch";
 
 	(void)args;
 	(void)err;
-	json_object_object_add(r, "status",
-			       json_object_new_string(stopping ? "shutdown" : "running"));
+	json_object_object_add(r, "status", json_object_new_string(status));
 	json_object_object_add(r, "singlestep", json_object_new_boolean(false));
-	json_object_object_add(r, "running", json_object_new_boolean(!stopping));
+	json_object_object_add(r, "running", json_object_new_boolean(running));
 	return r;
+}
+
+/* -S: start the boot vCPUs (QEMU's `cont`; a running VM just stays running). */
+static struct json_object *cmd_cont(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	struct vm *vm = ctx;
+
+	(void)args;
+	if (!vm->started) {
+		if (vm_start_vcpus(vm))
+			qmp_error_set(err, "GenericError", "cannot start the vCPUs");
+		else
+			qmp_server_event(vm->qmp, "RESUME", NULL);
+	}
+	return NULL;
 }
 
 static struct json_object *query_version(void *ctx, struct json_object *args, struct qmp_error *err)
@@ -462,6 +478,7 @@ static struct json_object *query_commands(void *ctx, struct json_object *args,
 
 static const struct qmp_command commands[] = {
 	{ "query-status", query_status, NULL },
+	{ "cont", cmd_cont, NULL },
 	{ "query-version", query_version, NULL },
 	{ "query-commands", query_commands, NULL },
 	{ "query-cpus-fast", query_cpus_fast, NULL },

@@ -231,6 +231,22 @@ static int event_loop(struct vm *vm, int sig_fd)
 	return 0;
 }
 
+int vm_start_vcpus(struct vm *vm)
+{
+	unsigned i;
+
+	if (vm->started)
+		return 0;
+	vm->started = true;
+	for (i = 0; i < vm->cfg->nr_cpus; i++) {
+		if (vcpu_start(&vm->vcpus[i])) {
+			vm_request_stop(vm, PLUGVM_EXIT_SETUP);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int vm_run(struct vm *vm)
 {
 	sigset_t mask;
@@ -254,12 +270,8 @@ int vm_run(struct vm *vm)
 		close(sig_fd);
 		return PLUGVM_EXIT_SETUP;
 	}
-	for (i = 0; i < vm->cfg->nr_cpus; i++) {
-		if (vcpu_start(&vm->vcpus[i])) {
-			vm_request_stop(vm, PLUGVM_EXIT_SETUP);
-			break;
-		}
-	}
+	if (!vm->cfg->start_paused || !vm->qmp)
+		vm_start_vcpus(vm);
 	event_loop(vm, sig_fd);
 
 	/* Kick every vCPU first, then join: the exits overlap. */

@@ -44,6 +44,7 @@ struct vm {
 	_Atomic uint64_t *unplug_deadline; /* per slot: CLOCK_MONOTONIC ns, 0 = no request */
 	_Atomic uint64_t *request_ns; /* per slot: when device_add/del asked, 0 = none */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
+	bool started; /* the boot vCPUs run (false until `cont` with -S); main thread */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
 	pthread_mutex_t stop_lock;
@@ -69,6 +70,9 @@ void vm_destroy(struct vm *vm);
  * request wins; later ones are ignored. Callable from any thread, async-signal-unsafe.
  */
 void vm_request_stop(struct vm *vm, int status);
+
+/* Start the boot vCPUs (once). Returns 0, or -1 after requesting a stop. Main thread. */
+int vm_start_vcpus(struct vm *vm);
 
 /* True once a stop was requested (vCPU loops poll this after each kick). */
 bool vm_stopping(struct vm *vm);

@@ -184,13 +184,32 @@ def test_signal_emits_shutdown(tmp_path):
         assert vm.wait_exit() == 128 + signal.SIGTERM
 
 
-def test_guest_poweroff_emits_shutdown(tmp_path):
-    # The guest powers off by itself once its self-test is done; the client is already there.
+def test_paused_start_and_cont(tmp_path):
+    # -S, as QEMU: nothing runs until `cont`, so a client sees everything from the start.
     path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", "2", "--qmp", path, "--append", "selftest=timer_hrtimer_sleep")
+    vm = plugvm("-S", "--smp", "2", "--qmp", path, "--append", "halt")
     with vm:
         wait_socket(path)
         with Qmp(path) as q:
+            assert q.cmd("query-status") == {"status": "prelaunch", "singlestep": False,
+                                             "running": False}
+            assert not vm.lines(r"CPUs online")
+            assert q.cmd("cont") == {}
+            q.wait_event("RESUME")
+            ev = q.wait_event("SHUTDOWN", timeout=BOOT_TIMEOUT)
+            assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
+        assert vm.wait_exit() == 0
+        assert vm.lines(r"^plugvm-guest: 2/2 CPUs online$"), vm.transcript()
+
+
+def test_guest_poweroff_emits_shutdown(tmp_path):
+    # The guest powers off by itself once its self-test is done; the client is already there.
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("-S", "--smp", "2", "--qmp", path, "--append", "selftest=timer_hrtimer_sleep")
+    with vm:
+        wait_socket(path)
+        with Qmp(path) as q:
+            q.cmd("cont")
             ev = q.wait_event("SHUTDOWN", timeout=BOOT_TIMEOUT)
             assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
         assert vm.wait_exit() == 0
@@ -239,13 +258,13 @@ def test_stale_socket_replaced_live_one_kept(tmp_path):
 
 def test_guest_ost_becomes_acpi_device_ost(tmp_path):
     # acpi_cphp reports _OST (source 1, status 0) for slot 0 through the hotplug block; the
-    # client is there first (the timer test before it takes a while).
+    # client is there first (-S, then cont).
     path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", "2,maxcpus=4", "--qmp", path, "--append",
-                "selftest=timer_hrtimer_sleep,acpi_cphp")
+    vm = plugvm("-S", "--smp", "2,maxcpus=4", "--qmp", path, "--append", "selftest=acpi_cphp")
     with vm:
         wait_socket(path)
         with Qmp(path) as q:
+            q.cmd("cont")
             ev = q.wait_event("ACPI_DEVICE_OST", timeout=BOOT_TIMEOUT)
             assert ev["data"] == {"info": {"source": 1, "status": 0, "slot": "0",
                                            "slot-type": "CPU"}}
@@ -256,11 +275,12 @@ def test_guest_eject_parks_the_vcpu(tmp_path):
     # The guest takes its highest CPU offline and ejects its slot (acpi_cphp_eject): the
     # VMM ends that vCPU's thread, keeps its fd parked and says DEVICE_DELETED.
     path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", "3,maxcpus=4", "--qmp", path, "--append",
-                "selftest=timer_hrtimer_sleep,acpi_cphp_eject")
+    vm = plugvm("-S", "--smp", "3,maxcpus=4", "--qmp", path, "--append",
+                "selftest=acpi_cphp_eject")
     with vm:
         wait_socket(path)
         with Qmp(path) as q:
+            q.cmd("cont")
             before = {c["cpu-index"]: c["thread-id"] for c in q.cmd("query-cpus-fast")}
             ev = q.wait_event("DEVICE_DELETED", timeout=BOOT_TIMEOUT)
             assert ev["data"] == {"path": "/machine/unattached/device[2]"}

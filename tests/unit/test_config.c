@@ -460,6 +460,10 @@ static void test_qmp(void **state)
 	    "unix:/tmp/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	parse_fails("needs a value", "--qmp");
+	parse(&p, "-S", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_true(p.cfg.start_paused);
+	config_free(&p.cfg);
 }
 
 static void test_smp_topology(void **state)
