@@ -336,6 +336,8 @@ static int timer_thread(void *arg)
 		    llist_empty(&b->requests))
 			thread_sleep();
 		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		/* Busy before taking: timers_offline_cpu() waits for a batch we hold. */
+		__atomic_store_n(&b->req_busy, 1, __ATOMIC_SEQ_CST);
 		n = llist_reverse(llist_del_all(&b->requests));
 		while (n) {
 			struct timer_req *r = container_of(n, struct timer_req, node);
@@ -346,6 +348,7 @@ static int timer_thread(void *arg)
 			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 			thread_wake(waiter);
 		}
+		__atomic_store_n(&b->req_busy, 0, __ATOMIC_RELEASE);
 		if (__atomic_exchange_n(&b->softirq_pending, 0, __ATOMIC_ACQ_REL))
 			run_timers();
 	}
@@ -506,17 +509,32 @@ void timers_offline_cpu(unsigned cpu)
 	flags = spin_lock_irqsave(&b->req_lock);
 	b->req_open = false;
 	spin_unlock_irqrestore(&b->req_lock, flags);
-	/* What was queued before the gate closed: carry it out here, on the owning CPU. */
-	n = llist_reverse(llist_del_all(&b->requests));
-	while (n) {
-		struct timer_req *r = container_of(n, struct timer_req, node);
-		struct thread *waiter = r->waiter;
+	/*
+	 * What was queued before the gate closed: carry it out here, on the owning CPU. The
+	 * timer thread may hold a batch it took and we preempted: let it finish, or those
+	 * requesters would sleep until this CPU came back (or forever). It marks itself busy
+	 * before taking, so a batch taken after our drain is seen here.
+	 */
+	do {
+		n = llist_reverse(llist_del_all(&b->requests));
+		while (n) {
+			struct timer_req *r = container_of(n, struct timer_req, node);
+			struct thread *waiter = r->waiter;
 
-		n = n->next;
-		run_req(r);
-		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-		thread_wake(waiter);
-	}
+			n = n->next;
+			run_req(r);
+			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+			thread_wake(waiter);
+		}
+		if (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST)) {
+			struct thread *me = current_thread();
+			int prio = me->base_prio;
+
+			thread_set_prio(me, SCHED_PRIO_MIN);
+			thread_yield();
+			thread_set_prio(me, prio);
+		}
+	} while (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST) || !llist_empty(&b->requests));
 #else
 	(void)cpu; /* cross-CPU calls close with the online mask (smp_cpu_dying) */
 #endif

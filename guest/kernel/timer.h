@@ -89,6 +89,7 @@ struct timer_base {
 	struct llist_head requests; /* RT build: work for `thread` from other CPUs */
 	struct spinlock req_lock; /* RT build: guards req_open against queuing */
 	bool req_open; /* RT build: requests accepted (timers:online up to its teardown) */
+	int req_busy; /* RT build: the timer thread holds a batch of requests it took */
 	bool req_lock_ready;
 	struct timer_cpu_stats stats;
 };
