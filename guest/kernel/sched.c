@@ -376,6 +376,21 @@ void thread_yield(void)
 	__schedule(SCHED_MODE_YIELD);
 }
 
+void thread_yield_to_lower(void)
+{
+	struct thread *me = current_thread();
+	int prio = me->base_prio;
+
+	/*
+	 * Lower the base priority, not just the effective one: the RT build's unlock of the
+	 * run-queue lock inside the switch would take a lowered effective priority for a
+	 * finished boost and restore it, and we would preempt the others again at once.
+	 */
+	thread_set_prio(me, SCHED_PRIO_MIN);
+	thread_yield();
+	thread_set_prio(me, prio);
+}
+
 void preempt_schedule(void)
 {
 	while (need_resched() && preempt_count() == 0 && arch_irqs_enabled())
@@ -833,21 +848,8 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 			enqueue(rq, container_of(e, struct thread, rq), false);
 		}
 		rq_unlock_irqrestore(rq, flags);
-		if (stuck) {
-			struct thread *me = current_thread();
-			int prio = me->base_prio;
-
-			/*
-			 * Let the migration-disabled thread finish; it goes at its next switch.
-			 * Lower the base priority, not just the effective one: the RT build's
-			 * unlock of the run-queue lock inside the switch would take a lowered
-			 * effective priority for a finished boost and restore it, and we would
-			 * preempt that thread again at once, at every round (a livelock).
-			 */
-			thread_set_prio(me, SCHED_PRIO_MIN);
-			thread_yield();
-			thread_set_prio(me, prio);
-		}
+		if (stuck)
+			thread_yield_to_lower(); /* it goes at its next switch */
 	} while (stuck);
 	return moved;
 }

@@ -84,6 +84,11 @@ static inline struct thread *current_thread(void)
  * Thread context or boot.
  */
 struct thread *thread_create(const char *name, int (*fn)(void *), void *arg, int prio, int cpu);
+/*
+ * Yield to every runnable thread of this CPU, even lower-priority ones (a hotplug teardown
+ * waiting for one to finish). Thread context.
+ */
+void thread_yield_to_lower(void);
 /* Make a new thread runnable. */
 void thread_start(struct thread *t);
 /* thread_create() + thread_start(). */

@@ -324,13 +324,27 @@ void timer_softirq_irq_exit(void)
 
 #ifdef CONFIG_PREEMPT_RT
 /* Per-CPU timer thread: wheel callbacks and requests from other CPUs, preemptible. */
+/* Carry out every request queued on b and wake each requester. */
+static void run_requests(struct timer_base *b)
+{
+	struct llist_node *n = llist_reverse(llist_del_all(&b->requests));
+
+	while (n) {
+		struct timer_req *r = container_of(n, struct timer_req, node);
+		struct thread *waiter = r->waiter;
+
+		n = n->next;
+		run_req(r);
+		__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+		thread_wake(waiter);
+	}
+}
+
 static int timer_thread(void *arg)
 {
 	struct timer_base *b = arg;
 
 	for (;;) {
-		struct llist_node *n;
-
 		thread_prepare_sleep();
 		if (!__atomic_load_n(&b->softirq_pending, __ATOMIC_ACQUIRE) &&
 		    llist_empty(&b->requests))
@@ -338,16 +352,7 @@ static int timer_thread(void *arg)
 		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
 		/* Busy before taking: timers_offline_cpu() waits for a batch we hold. */
 		__atomic_store_n(&b->req_busy, 1, __ATOMIC_SEQ_CST);
-		n = llist_reverse(llist_del_all(&b->requests));
-		while (n) {
-			struct timer_req *r = container_of(n, struct timer_req, node);
-			struct thread *waiter = r->waiter;
-
-			n = n->next;
-			run_req(r);
-			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-			thread_wake(waiter);
-		}
+		run_requests(b);
 		__atomic_store_n(&b->req_busy, 0, __ATOMIC_RELEASE);
 		if (__atomic_exchange_n(&b->softirq_pending, 0, __ATOMIC_ACQ_REL))
 			run_timers();
@@ -504,7 +509,6 @@ void timers_offline_cpu(unsigned cpu)
 #ifdef CONFIG_PREEMPT_RT
 	struct timer_base *b = cpu_base(cpu);
 	unsigned long flags;
-	struct llist_node *n;
 
 	flags = spin_lock_irqsave(&b->req_lock);
 	b->req_open = false;
@@ -516,24 +520,9 @@ void timers_offline_cpu(unsigned cpu)
 	 * before taking, so a batch taken after our drain is seen here.
 	 */
 	do {
-		n = llist_reverse(llist_del_all(&b->requests));
-		while (n) {
-			struct timer_req *r = container_of(n, struct timer_req, node);
-			struct thread *waiter = r->waiter;
-
-			n = n->next;
-			run_req(r);
-			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-			thread_wake(waiter);
-		}
-		if (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST)) {
-			struct thread *me = current_thread();
-			int prio = me->base_prio;
-
-			thread_set_prio(me, SCHED_PRIO_MIN);
-			thread_yield();
-			thread_set_prio(me, prio);
-		}
+		run_requests(b);
+		if (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST))
+			thread_yield_to_lower();
 	} while (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST) || !llist_empty(&b->requests));
 #else
 	(void)cpu; /* cross-CPU calls close with the online mask (smp_cpu_dying) */
