@@ -46,12 +46,21 @@ $(B)/plugctl: $(B)/vmm/plugctl.o
 
 # ---- guest ------------------------------------------------------------------------------
 GCC_INCLUDE := $(shell $(CC) -print-file-name=include)
+# Linux's UAPI headers (virtio layouts) for the freestanding guest: only linux/, asm/ and
+# asm-generic/ from linux-libc-dev are visible, never the C library's headers.
+GUEST_UAPI := build/uapi
+$(GUEST_UAPI)/.stamp:
+	@mkdir -p $(GUEST_UAPI)
+	$(Q)ln -sfn /usr/include/linux $(GUEST_UAPI)/linux
+	$(Q)ln -sfn /usr/include/asm-generic $(GUEST_UAPI)/asm-generic
+	$(Q)ln -sfn /usr/include/$(shell $(CC) -print-multiarch)/asm $(GUEST_UAPI)/asm
+	$(Q)touch $@
 GUEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-missing-field-initializers \
 	-ffreestanding -nostdinc -isystem $(GCC_INCLUDE) -fno-builtin-printf \
 	-fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mgeneral-regs-only -mcmodel=small \
 	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -fcf-protection=none -fno-common \
-	-Iguest -Iguest/arch/x86 -Icommon $(GUEST_EXTRA_INC)
+	-Iguest -Iguest/arch/x86 -Icommon -isystem $(GUEST_UAPI) $(GUEST_EXTRA_INC)
 GUEST_ASFLAGS := -Iguest/arch/x86 -D__ASSEMBLY__
 GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-size=4096 \
 	-Wl,-z,noexecstack -Wl,-T,guest/arch/x86/guest.ld
@@ -62,9 +71,10 @@ GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S sw
 GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c cmdline.c mm.c panic.c cpu.c \
 	smp.c sched.c rq.c wait.c mutex.c local_lock.c lockdep.c timer.c hrtimer.c timer_wheel.c \
 	timerqueue.c cpuhp.c cpuhp_engine.c)
-GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c acpi_cphp.c acpi_hotplug.c)
+GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c acpi_cphp.c acpi_hotplug.c \
+	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_sched.c \
-	selftest_timer.c selftest_cpuhp.c selftest_hotplug.c)
+	selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c workload.c)
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
 # build (build/rt/guest.elf, PREEMPT_RT-style local_lock), both with the lock validator;
@@ -75,12 +85,12 @@ GUEST_PREFIX := $(if $(filter 1,$(DEBUG)),build,build/release)
 
 # $(1) = output dir, $(2) = extra CFLAGS
 define guest_variant
-$(1)/guest-obj/%.c.o: %.c
+$(1)/guest-obj/%.c.o: %.c | $(GUEST_UAPI)/.stamp
 	@mkdir -p $$(@D)
 	@echo "  CC      $$< ($(1))"
 	$$(Q)$$(CC) $$(GUEST_CFLAGS) $(2) -MMD -MP -c $$< -o $$@
 
-$(1)/guest-obj/%.S.o: %.S
+$(1)/guest-obj/%.S.o: %.S | $(GUEST_UAPI)/.stamp
 	@mkdir -p $$(@D)
 	@echo "  AS      $$< ($(1))"
 	$$(Q)$$(CC) $$(GUEST_CFLAGS) $(2) $$(GUEST_ASFLAGS) -MMD -MP -c $$< -o $$@

@@ -77,6 +77,7 @@
 #define PLUGVM_FEATURE_NONE	      0u
 #define PLUGVM_FEATURE_HOTPLUG_REPORT (1u << 0) /* PLUGVM_PORT_HOTPLUG_REPORT exists */
 #define PLUGVM_FEATURE_DIRECT_START   (1u << 1) /* PLUGVM_PORT_DIRECT_START exists */
+#define PLUGVM_FEATURE_VIRTIO	      (1u << 2) /* virtio-mmio devices: plugvm_virtio.h */
 
 /*
  * Hotplug report (PLUGVM_FEATURE_HOTPLUG_REPORT): after bringing a CPU up or taking it
