@@ -25,6 +25,7 @@ const char config_usage[] =
     "  --qmp unix:PATH|none   the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
     "                         plugvm-PID.qmp, printed at start)\n"
     "  -S                     do not start the vCPUs until QMP `cont` (as QEMU)\n"
+    "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
     "  -v, --verbose          more diagnostics (twice for debug)\n"
     "  -q, --quiet            errors only\n"
     "  -h, --help             this text\n"
@@ -213,6 +214,7 @@ enum opt_id {
 	OPT_APPEND,
 	OPT_QMP,
 	OPT_PAUSED,
+	OPT_VIRTIO,
 	OPT_VERBOSE,
 	OPT_QUIET,
 	OPT_HELP,
@@ -232,6 +234,7 @@ static const struct opt opts[] = {
 	{ { "append" }, OPT_APPEND, true },
 	{ { "qmp" }, OPT_QMP, true },
 	{ { "S" }, OPT_PAUSED, false },
+	{ { "virtio" }, OPT_VIRTIO, true },
 	{ { "v", "verbose" }, OPT_VERBOSE, false },
 	{ { "q", "quiet" }, OPT_QUIET, false },
 	{ { "h", "help" }, OPT_HELP, false },
@@ -389,6 +392,13 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 		case OPT_PAUSED:
 			cfg->start_paused = true;
 			break;
+		case OPT_VIRTIO:
+			if (!strcmp(val, "on") || !strcmp(val, "off")) {
+				cfg->virtio_disabled = !strcmp(val, "off");
+				break;
+			}
+			set_err(err, errlen, "--virtio: '%s' is not on or off", val);
+			return CONFIG_ERROR;
 		case OPT_QMP:
 			if (config_parse_qmp(cfg, val, err, errlen))
 				return CONFIG_ERROR;

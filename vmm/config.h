@@ -29,6 +29,7 @@ struct vm_config {
 	char *qmp_path; /* control socket; NULL: the default path */
 	bool qmp_disabled; /* --qmp none */
 	bool start_paused; /* -S: vCPUs start at QMP `cont` */
+	bool virtio_disabled; /* --virtio off: no virtio-mmio devices */
 	uint64_t mem_bytes;
 	char *kernel_path; /* NULL: guest.elf beside the plugvm binary */
 	char *cmdline; /* guest command line, never NULL after a successful parse */

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
+#include "control_agent.h"
 #include "devices/devices.h"
 #include "exitcode.h"
 #include "log.h"
@@ -476,7 +478,7 @@ static struct json_object *cmd_quit(void *ctx, struct json_object *args, struct 
 static struct json_object *query_commands(void *ctx, struct json_object *args,
 					  struct qmp_error *err);
 
-static const struct qmp_command commands[] = {
+static const struct qmp_command base_commands[] = {
 	{ "query-status", query_status, NULL },
 	{ "cont", cmd_cont, NULL },
 	{ "query-version", query_version, NULL },
@@ -489,6 +491,20 @@ static const struct qmp_command commands[] = {
 	{ "quit", cmd_quit, NULL },
 	{ NULL, NULL, NULL },
 };
+
+/* base_commands, then the agent's (control_agent.c), then the end marker. */
+static struct qmp_command commands[64];
+
+static void merge_commands(void)
+{
+	const struct qmp_command *tables[2] = { base_commands, control_agent_commands }, *c;
+	unsigned n = 0, t;
+
+	for (t = 0; t < 2; t++)
+		for (c = tables[t]; c->name && n < 63; c++)
+			commands[n++] = *c;
+	commands[n] = (struct qmp_command){ NULL, NULL, NULL };
+}
 
 static struct json_object *query_commands(void *ctx, struct json_object *args,
 					  struct qmp_error *err)
@@ -525,6 +541,8 @@ int control_start(struct vm *vm)
 		snprintf(fallback, sizeof(fallback), "%s/plugvm-%d.qmp", dir, (int)getpid());
 		path = fallback;
 	}
+	merge_commands();
+	agent_set_event_fn(vm, control_agent_event);
 	vm->qmp = qmp_server_create(commands, vm, "plugvm " PLUGVM_VERSION, PLUGVM_VERSION_MAJOR,
 				    PLUGVM_VERSION_MINOR, PLUGVM_VERSION_MICRO);
 	if (!vm->qmp) {
@@ -585,6 +603,7 @@ void control_free(struct vm *vm)
 {
 	unsigned i;
 
+	control_agent_free(vm);
 	free(vm->unplug_deadline);
 	vm->unplug_deadline = NULL;
 	free(vm->request_ns);

@@ -46,11 +46,21 @@ struct qmp_session {
 	size_t out_len, out_cap;
 	int fd; /* -1: no socket (unit tests) */
 	bool want_out; /* EPOLLOUT is armed */
+	uint32_t subscribed; /* optional events asked for (qmp_subscribe) */
+	uint64_t serial; /* names the session for deferred replies */
 	struct qmp_session *next;
+	struct qmp_session *all_next; /* every session, with or without a socket */
+};
+
+struct qmp_deferred {
+	struct qmp_server *s;
+	uint64_t serial;
+	struct json_object *id;
 };
 
 struct qmp_event {
 	char *line;
+	uint32_t mask; /* 0: for everyone; else for sessions subscribed to one of these */
 	struct qmp_event *next;
 };
 
@@ -64,6 +74,11 @@ struct qmp_server {
 	unsigned nr_clients;
 	pthread_mutex_t ev_lock;
 	struct qmp_event *ev_head, **ev_tail;
+	struct qmp_session *sessions; /* all_next list */
+	uint64_t next_serial;
+	struct qmp_session *current; /* the session whose command runs now */
+	struct json_object *current_id;
+	bool deferred; /* that command took a deferred reply */
 };
 
 void qmp_error_set(struct qmp_error *err, const char *class, const char *fmt, ...)
@@ -310,8 +325,20 @@ static void handle(struct qmp_session *c, struct json_object *req)
 		ret = NULL;
 	else if (cmd == &capabilities)
 		ret = do_capabilities(c, args, &err);
-	else
+	else {
+		c->s->current = c;
+		c->s->current_id = id;
+		c->s->deferred = false;
 		ret = cmd->fn(c->s->ctx, args, &err);
+		c->s->current = NULL;
+		c->s->current_id = NULL;
+		if (c->s->deferred && !err.class) {
+			/* Answered later by qmp_deferred_return(). */
+			json_object_put(ret);
+			json_object_put(empty);
+			return;
+		}
+	}
 	json_object_put(empty);
 	if (err.class) {
 		json_object_put(ret);
@@ -393,13 +420,24 @@ struct qmp_session *qmp_session_create(struct qmp_server *s)
 		return NULL;
 	}
 	out_append(c, s->greeting, strlen(s->greeting));
+	c->serial = ++s->next_serial;
+	c->all_next = s->sessions;
+	s->sessions = c;
 	return c;
 }
 
 void qmp_session_destroy(struct qmp_session *c)
 {
+	struct qmp_session **pp;
+
 	if (!c)
 		return;
+	for (pp = &c->s->sessions; *pp; pp = &(*pp)->all_next) {
+		if (*pp == c) {
+			*pp = c->all_next;
+			break;
+		}
+	}
 	json_tokener_free(c->tok);
 	free(c->out);
 	free(c);
@@ -645,7 +683,7 @@ static void deliver_events(struct qmp_server *s)
 	for (; e; e = next) {
 		next = e->next;
 		for (c = s->clients; c; c = c->next)
-			if (c->negotiated)
+			if (c->negotiated && (!e->mask || (c->subscribed & e->mask)))
 				out_append(c, e->line, strlen(e->line));
 		free(e->line);
 		free(e);
@@ -691,6 +729,12 @@ void qmp_server_dispatch(struct qmp_server *s)
 
 void qmp_server_event(struct qmp_server *s, const char *name, struct json_object *data)
 {
+	qmp_server_event_mask(s, 0, name, data);
+}
+
+void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name,
+			   struct json_object *data)
+{
 	struct json_object *o = json_object_new_object(), *ts = json_object_new_object();
 	struct qmp_event *e = calloc(1, sizeof(*e));
 	struct timeval tv;
@@ -703,9 +747,11 @@ void qmp_server_event(struct qmp_server *s, const char *name, struct json_object
 	json_object_object_add(ts, "seconds", json_object_new_int64(tv.tv_sec));
 	json_object_object_add(ts, "microseconds", json_object_new_int64(tv.tv_usec));
 	json_object_object_add(o, "timestamp", ts);
-	if (e)
+	if (e) {
+		e->mask = mask;
 		e->line = strdup(json_object_to_json_string_ext(
 		    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	}
 	json_object_put(o);
 	if (!e || !e->line || s->event_fd < 0) {
 		if (e)
@@ -771,4 +817,62 @@ void qmp_server_destroy(struct qmp_server *s)
 	free(s->path);
 	free(s->greeting);
 	free(s);
+}
+
+/* ---- deferred replies and subscriptions ----------------------------------------------- */
+
+struct qmp_deferred *qmp_defer(struct qmp_server *s)
+{
+	struct qmp_deferred *d;
+
+	if (!s->current)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->s = s;
+	d->serial = s->current->serial;
+	d->id = s->current_id ? json_object_get(s->current_id) : NULL;
+	s->deferred = true;
+	return d;
+}
+
+void qmp_deferred_return(struct qmp_deferred *d, struct json_object *ret,
+			 const struct qmp_error *err)
+{
+	struct qmp_session *c;
+
+	for (c = d->s->sessions; c && c->serial != d->serial; c = c->all_next)
+		;
+	if (c) {
+		if (err && err->class) {
+			reply_error(c, d->id, err->class, err->desc);
+		} else {
+			struct json_object *reply = json_object_new_object();
+
+			json_object_object_add(reply, "return",
+					       ret ? json_object_get(ret) : json_object_new_object());
+			if (d->id)
+				json_object_object_add(reply, "id", json_object_get(d->id));
+			out_json(c, reply);
+			json_object_put(reply);
+		}
+		/* A socket client is written now; one that is gone is closed. */
+		if (c->fd >= 0 && !client_flush(d->s, c))
+			client_close(d->s, c);
+	}
+	json_object_put(ret);
+	json_object_put(d->id);
+	free(d);
+}
+
+bool qmp_subscribe(struct qmp_server *s, uint32_t mask, bool on)
+{
+	if (!s->current)
+		return false;
+	if (on)
+		s->current->subscribed |= mask;
+	else
+		s->current->subscribed &= ~mask;
+	return true;
 }

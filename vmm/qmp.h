@@ -17,6 +17,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define QMP_MAX_REQUEST (1u << 20) /* bytes of one unfinished request before the client goes */
 #define QMP_MAX_OUTPUT	(8u << 20) /* unread replies and events before the client goes */
@@ -75,6 +76,23 @@ void qmp_server_dispatch(struct qmp_server *s);
  * client, stamped now. Thread-safe; delivered by the next qmp_server_dispatch().
  */
 void qmp_server_event(struct qmp_server *s, const char *name, struct json_object *data);
+
+/* The same for the clients that subscribed to one of the `mask` bits (qmp_subscribe). */
+void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name,
+			   struct json_object *data);
+
+/*
+ * Inside a command: answer it later. The command returns NULL without an error; its reply
+ * (with the request's id) is written by qmp_deferred_return(), which must be called once
+ * per handle, on the main thread; `ret` (ownership taken) or `err` is the answer. A client
+ * that left meanwhile gets nothing. NULL outside a command or without memory.
+ */
+struct qmp_deferred *qmp_defer(struct qmp_server *s);
+void qmp_deferred_return(struct qmp_deferred *d, struct json_object *ret,
+			 const struct qmp_error *err);
+
+/* Inside a command: (un)subscribe its client to the optional events in `mask`. */
+bool qmp_subscribe(struct qmp_server *s, uint32_t mask, bool on);
 
 /* Deliver queued events and unsent replies, waiting at most `timeout_ms` for slow readers. */
 void qmp_server_flush(struct qmp_server *s, int timeout_ms);

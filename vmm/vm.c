@@ -17,6 +17,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "control.h"
 #include "devices/devices.h"
 #include "exitcode.h"
@@ -76,7 +77,18 @@ static int load_guest(struct vm *vm)
 			  LAYOUT_ACPI_SIZE >> 10);
 		return PLUGVM_EXIT_SETUP;
 	}
-	vm->start_info = pvh_write_start_info(&vm->mem, vm->cfg->cmdline, rsdp);
+	{
+		/* The virtio devices announce themselves on the command line (kvmtool's way). */
+		char extra[512], *cmdline;
+
+		if (virtio_devices_cmdline(vm, extra, sizeof(extra)) ||
+		    asprintf(&cmdline, "%s%s", vm->cfg->cmdline, extra) < 0) {
+			log_error("out of memory");
+			return PLUGVM_EXIT_SETUP;
+		}
+		vm->start_info = pvh_write_start_info(&vm->mem, cmdline, rsdp);
+		free(cmdline);
+	}
 	if (!vm->start_info) {
 		log_error("guest command line too long (at most %llu bytes)",
 			  LAYOUT_CMDLINE_MAX - 1);
@@ -91,7 +103,7 @@ static int load_guest(struct vm *vm)
 static int create_devices(struct vm *vm)
 {
 	if (uart_init(vm, STDOUT_FILENO) || debug_exit_init(vm) || acpi_pm_init(vm) ||
-	    cpu_hotplug_init(vm))
+	    cpu_hotplug_init(vm) || virtio_devices_init(vm) || agent_init(vm))
 		return PLUGVM_EXIT_SETUP;
 	return 0;
 }
@@ -133,15 +145,17 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	vm->cpuid.max_cpus = cfg->max_cpus;
 	vm->cpuid.tsc_deadline = vm->kvm.tsc_deadline;
 	vm->cpuid.features = PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START;
+	if (!cfg->virtio_disabled)
+		vm->cpuid.features |= PLUGVM_FEATURE_VIRTIO;
 
 	if (mem_init(&vm->mem, cfg->mem_bytes))
 		return PLUGVM_EXIT_SETUP;
 	if (kvm_setup_memory_and_irqchip(&vm->kvm, &vm->mem))
 		return PLUGVM_EXIT_SETUP;
-	ret = load_guest(vm);
+	ret = create_devices(vm);
 	if (ret)
 		return ret;
-	ret = create_devices(vm);
+	ret = load_guest(vm);
 	if (ret)
 		return ret;
 	if (vcpu_init_signals())
@@ -162,7 +176,11 @@ static bool read_stdin(struct vm *vm)
 		return true;
 	if (n <= 0)
 		return false;
-	uart_rx(vm, buf, (size_t)n);
+	/* The guest's virtio console takes over input once its driver listens. */
+	if (virtio_console_live(vm))
+		virtio_console_rx(vm, buf, (size_t)n);
+	else
+		uart_rx(vm, buf, (size_t)n);
 	return true;
 }
 
@@ -190,13 +208,23 @@ static int event_loop(struct vm *vm, int sig_fd)
 		ev.data.fd = cpu_hotplug_eject_fd(vm);
 		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	}
+	if (agent_fd(vm) >= 0) {
+		ev.data.fd = agent_fd(vm);
+		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
+	}
 	ev.data.fd = STDIN_FILENO;
 	/* Fails for regular files and /dev/null, which is what we want: no console input. */
 	watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) == 0;
 
 	while (!vm_stopping(vm)) {
-		n = epoll_wait(ep, events, 8, control_next_timeout_ms(vm));
+		int t1 = control_next_timeout_ms(vm), t2 = agent_next_timeout_ms(vm);
+
+		n = epoll_wait(ep, events, 8, t1 < 0 || (t2 >= 0 && t2 < t1) ? t2 : t1);
+		if (n < 0 && errno == EINTR)
+			continue;
 		control_check_timeouts(vm);
+		/* Guest agent messages and request deadlines (its fd only wakes the wait). */
+		agent_process(vm);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -284,6 +312,7 @@ int vm_run(struct vm *vm)
 	pthread_mutex_lock(&vm->stop_lock);
 	status = vm->exit_status;
 	pthread_mutex_unlock(&vm->stop_lock);
+	agent_shutdown(vm);
 	control_stop(vm, status);
 	/* SIGQUIT asks for a post-mortem of a hung guest, like a core dump would give. */
 	if (status == PLUGVM_EXIT_SIGNAL_BASE + SIGQUIT)
@@ -307,6 +336,8 @@ void vm_destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
+	agent_exit(vm);
+	virtio_devices_exit(vm);
 	cpu_hotplug_exit(vm);
 	acpi_pm_exit(vm);
 	uart_exit(vm);

@@ -23,6 +23,9 @@ struct qmp_server;
 struct uart;
 struct acpi_pm;
 struct cpu_hotplug;
+struct virtio_devices;
+struct agent;
+struct control_agent;
 
 struct vm {
 	const struct vm_config *cfg;
@@ -39,6 +42,9 @@ struct vm {
 	struct uart *uart;
 	struct acpi_pm *pm;
 	struct cpu_hotplug *cpuhp; /* ACPI CPU hotplug block */
+	struct virtio_devices *virtio; /* NULL with --virtio off */
+	struct agent *agent; /* the host end of the agent channel (agent.h) */
+	struct control_agent *ctl_agent; /* control_agent.c's state (main thread) */
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
 	char **cpu_ids; /* per slot: the QMP id of a hot-added CPU, or NULL (main thread) */
 	_Atomic uint64_t *unplug_deadline; /* per slot: CLOCK_MONOTONIC ns, 0 = no request */

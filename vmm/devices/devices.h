@@ -52,4 +52,19 @@ int cpu_hotplug_eject_fd(const struct vm *vm);
 /* Park every vCPU the guest ejected (thread ended, fd kept) and emit DEVICE_DELETED. */
 void cpu_hotplug_process_ejects(struct vm *vm);
 
+/*
+ * virtio-mmio devices (common/plugvm_virtio.h): the virtio console (slot 0) and the agent
+ * channel (slot 1), unless cfg->virtio_disabled. vm->virtio stays NULL without them.
+ */
+int virtio_devices_init(struct vm *vm);
+void virtio_devices_exit(struct vm *vm);
+/* The guest command-line words that announce the devices (" virtio_mmio.device=..."). */
+int virtio_devices_cmdline(const struct vm *vm, char *buf, size_t len);
+/* The guest's virtio console takes input (its receiveq is live). Any thread. */
+bool virtio_console_live(struct vm *vm);
+/* Queue typed bytes for the virtio console. Returns bytes taken (the rest is dropped). */
+size_t virtio_console_rx(struct vm *vm, const uint8_t *buf, size_t len);
+/* Queue one whole message for the agent channel: 0, -ENODEV, or -EAGAIN when full. */
+int virtio_agent_send(struct vm *vm, const void *msg, size_t len);
+
 #endif

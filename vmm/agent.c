@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The host end of the agent channel. vCPU threads frame the guest's bytes into messages
+ * and queue them (bounded: a guest flooding events loses the excess, counted); the main
+ * loop matches replies to requests in flight, hands events to the control socket and
+ * expires requests the guest never answers. A driver reset of the agent device ends the
+ * session: its requests fail with AGENT_ENOTCONN until the guest says hello again.
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devices/devices.h"
+#include "log.h"
+#include "vm.h"
+
+#define QUEUE_MAX 4096 /* guest messages waiting for the main loop (2 MiB) */
+
+struct pending {
+	uint32_t id;
+	uint64_t deadline_ns;
+	agent_reply_fn fn;
+	void *ctx;
+	struct pending *next;
+};
+
+/* A queued guest message, or a reset marker (reset == true). */
+struct qmsg {
+	struct plugvm_agent_msg m;
+	bool reset;
+};
+
+struct agent {
+	struct vm *vm;
+	int event_fd;
+	/* Guarded by lock (vCPU threads and the main loop): */
+	pthread_mutex_t lock;
+	struct agent_framer framer;
+	struct qmsg *queue; /* ring of QUEUE_MAX */
+	unsigned q_head, q_len;
+	uint64_t dropped, malformed_frames;
+	struct log_ratelimit rl;
+	/* Main thread only: */
+	bool connected;
+	struct plugvm_agent_hello hello;
+	uint32_t next_id;
+	struct pending *pending;
+	void (*event_fn)(struct vm *vm, const struct plugvm_agent_msg *m);
+	uint64_t requests, replies, events, timeouts, malformed;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int agent_init(struct vm *vm)
+{
+	struct agent *a;
+
+	if (!vm->virtio)
+		return 0;
+	a = calloc(1, sizeof(*a));
+	if (!a || !(a->queue = calloc(QUEUE_MAX, sizeof(*a->queue)))) {
+		free(a);
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	a->vm = vm;
+	a->next_id = 1;
+	pthread_mutex_init(&a->lock, NULL);
+	a->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a->event_fd < 0) {
+		log_error("eventfd: %s", strerror(errno));
+		free(a->queue);
+		free(a);
+		return -errno;
+	}
+	vm->agent = a;
+	return 0;
+}
+
+static void fail_all(struct agent *a, int status)
+{
+	struct pending *p;
+
+	while ((p = a->pending)) {
+		a->pending = p->next;
+		p->fn(a->vm, p->ctx, status, NULL);
+		free(p);
+	}
+}
+
+void agent_shutdown(struct vm *vm)
+{
+	if (vm->agent)
+		fail_all(vm->agent, AGENT_ESHUTDOWN);
+}
+
+void agent_exit(struct vm *vm)
+{
+	struct agent *a = vm->agent;
+
+	if (!a)
+		return;
+	fail_all(a, AGENT_ESHUTDOWN);
+	close(a->event_fd);
+	pthread_mutex_destroy(&a->lock);
+	free(a->queue);
+	free(a);
+	vm->agent = NULL;
+}
+
+int agent_fd(const struct vm *vm)
+{
+	return vm->agent ? vm->agent->event_fd : -1;
+}
+
+/* a->lock held. */
+static void enqueue(struct agent *a, const struct plugvm_agent_msg *m, bool reset)
+{
+	static const uint64_t one = 1;
+	struct qmsg *q;
+
+	if (a->q_len == QUEUE_MAX) {
+		if (!a->dropped++ || log_ratelimit_ok(&a->rl, 1))
+			log_warn("agent: guest messages arrive faster than they are handled: "
+				 "%llu dropped",
+				 (unsigned long long)a->dropped);
+		return;
+	}
+	q = &a->queue[(a->q_head + a->q_len) % QUEUE_MAX];
+	if (m)
+		q->m = *m;
+	q->reset = reset;
+	a->q_len++;
+	if (write(a->event_fd, &one, sizeof(one)) < 0)
+		log_debug("agent: eventfd: %s", strerror(errno));
+}
+
+static void framed(void *ctx, const struct plugvm_agent_msg *m)
+{
+	enqueue(ctx, m, false);
+}
+
+void agent_rx_bytes(struct vm *vm, const uint8_t *buf, size_t len)
+{
+	struct agent *a = vm->agent;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	agent_framer_feed(&a->framer, buf, len, framed, a);
+	pthread_mutex_unlock(&a->lock);
+}
+
+void agent_channel_reset(struct vm *vm)
+{
+	struct agent *a = vm->agent;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	agent_framer_reset(&a->framer);
+	/* A marker in the queue, so replies framed before the reset still count. */
+	if (a->q_len < QUEUE_MAX)
+		enqueue(a, NULL, true);
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void handle_reply(struct agent *a, const struct plugvm_agent_msg *m)
+{
+	struct pending **pp, *p;
+
+	for (pp = &a->pending; (p = *pp); pp = &p->next)
+		if (p->id == m->hdr.id)
+			break;
+	if (!p) {
+		/* Late (timed out) or invented: nothing waits for it. */
+		log_debug("agent: reply %u to no request in flight", m->hdr.id);
+		return;
+	}
+	*pp = p->next;
+	a->replies++;
+	p->fn(a->vm, p->ctx, m->hdr.status, m);
+	free(p);
+}
+
+static void handle(struct agent *a, const struct plugvm_agent_msg *m)
+{
+	const char *why = agent_msg_check(m);
+
+	if (why) {
+		a->malformed++;
+		log_guest_warn(&a->rl, "agent: malformed message from the guest (type %u): %s",
+			       m->hdr.type, why);
+		return;
+	}
+	if (m->hdr.flags == PLUGVM_AGENT_F_REPLY) {
+		handle_reply(a, m);
+		return;
+	}
+	a->events++;
+	if (m->hdr.type == PLUGVM_AGENT_HELLO) {
+		if (m->hdr.len < sizeof(a->hello)) {
+			a->malformed++;
+			return;
+		}
+		memcpy(&a->hello, m->payload, sizeof(a->hello));
+		if (!a->connected)
+			log_info("agent: guest agent connected (%u CPUs, %u cpuhp states)",
+				 a->hello.nr_cpus, a->hello.nr_states);
+		a->connected = true;
+	}
+	if (a->event_fn)
+		a->event_fn(a->vm, m);
+}
+
+static void check_timeouts(struct agent *a)
+{
+	struct pending **pp = &a->pending, *p;
+	uint64_t now = now_ns();
+
+	while ((p = *pp)) {
+		if (p->deadline_ns > now) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		a->timeouts++;
+		log_warn("agent: request %u not answered in time", p->id);
+		p->fn(a->vm, p->ctx, AGENT_ETIMEDOUT, NULL);
+		free(p);
+	}
+}
+
+void agent_process(struct vm *vm)
+{
+	struct agent *a = vm->agent;
+	uint64_t count;
+
+	if (!a)
+		return;
+	if (read(a->event_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		log_debug("agent: eventfd: %s", strerror(errno));
+	for (;;) {
+		struct qmsg q;
+
+		pthread_mutex_lock(&a->lock);
+		if (!a->q_len) {
+			pthread_mutex_unlock(&a->lock);
+			break;
+		}
+		q = a->queue[a->q_head];
+		a->q_head = (a->q_head + 1) % QUEUE_MAX;
+		a->q_len--;
+		pthread_mutex_unlock(&a->lock);
+		if (q.reset) {
+			if (a->connected)
+				log_info("agent: the guest reset the agent channel");
+			a->connected = false;
+			fail_all(a, AGENT_ENOTCONN);
+			continue;
+		}
+		handle(a, &q.m);
+	}
+	check_timeouts(a);
+}
+
+int agent_next_timeout_ms(const struct vm *vm)
+{
+	const struct agent *a = vm->agent;
+	const struct pending *p;
+	uint64_t now, first = UINT64_MAX;
+
+	if (!a || !a->pending)
+		return -1;
+	for (p = a->pending; p; p = p->next)
+		if (p->deadline_ns < first)
+			first = p->deadline_ns;
+	now = now_ns();
+	return first <= now ? 0 : (int)((first - now) / 1000000 + 1);
+}
+
+int agent_request(struct vm *vm, uint16_t type, const void *payload, size_t len,
+		  unsigned timeout_ms, agent_reply_fn fn, void *ctx)
+{
+	struct agent *a = vm->agent;
+	struct plugvm_agent_msg m;
+	struct pending *p;
+	int ret;
+
+	if (!a || !a->connected)
+		return AGENT_ENOTCONN;
+	if (len > PLUGVM_AGENT_PAYLOAD)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	memset(&m, 0, sizeof(m));
+	m.hdr.magic = PLUGVM_AGENT_MAGIC;
+	m.hdr.version = PLUGVM_AGENT_VERSION;
+	m.hdr.type = type;
+	m.hdr.id = a->next_id++;
+	if (!a->next_id)
+		a->next_id = 1;
+	m.hdr.len = (uint32_t)len;
+	if (len)
+		memcpy(m.payload, payload, len);
+	ret = virtio_agent_send(vm, &m, sizeof(m));
+	if (ret) {
+		free(p);
+		return ret == -ENODEV ? AGENT_ENOTCONN : ret;
+	}
+	p->id = m.hdr.id;
+	p->deadline_ns = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	p->fn = fn;
+	p->ctx = ctx;
+	p->next = a->pending;
+	a->pending = p;
+	a->requests++;
+	return 0;
+}
+
+bool agent_connected(const struct vm *vm, struct plugvm_agent_hello *hello)
+{
+	const struct agent *a = vm->agent;
+
+	if (!a || !a->connected)
+		return false;
+	if (hello)
+		*hello = a->hello;
+	return true;
+}
+
+void agent_set_event_fn(struct vm *vm, void (*fn)(struct vm *vm, const struct plugvm_agent_msg *m))
+{
+	if (vm->agent)
+		vm->agent->event_fn = fn;
+}
+
+void agent_get_stats(const struct vm *vm, struct agent_stats *st)
+{
+	struct agent *a = vm->agent;
+
+	memset(st, 0, sizeof(*st));
+	if (!a)
+		return;
+	st->requests = a->requests;
+	st->replies = a->replies;
+	st->events = a->events;
+	st->timeouts = a->timeouts;
+	st->malformed = a->malformed;
+	pthread_mutex_lock(&a->lock);
+	st->skipped_bytes = a->framer.skipped;
+	st->dropped = a->dropped;
+	pthread_mutex_unlock(&a->lock);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host end of the agent channel (common/plugvm_agent.h) on the virtio agent console:
+ * requests with callbacks for their replies, the guest's events, and the framing of the
+ * byte stream. Bytes arrive on vCPU threads (the transmitq is drained on QueueNotify);
+ * whole messages are queued for the main loop, which owns everything else here.
+ */
+#ifndef PLUGVM_VMM_AGENT_H
+#define PLUGVM_VMM_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plugvm_agent.h"
+
+struct vm;
+
+/* Host-side failures of a request (beside the guest's negative errno statuses). */
+#define AGENT_ENOTCONN	(-107) /* no agent: not started, reset, or no virtio */
+#define AGENT_ETIMEDOUT (-110) /* no reply in time */
+#define AGENT_ESHUTDOWN (-108) /* the VM stops */
+
+/* Fixed-size message framing with resynchronisation on the magic. Pure; unit-tested. */
+struct agent_framer {
+	uint8_t buf[PLUGVM_AGENT_MSG_SIZE];
+	size_t have;
+	uint64_t skipped; /* bytes dropped looking for a magic */
+	uint64_t frames;
+};
+/* Feed bytes; `fn` gets every whole message that starts with the magic. */
+void agent_framer_feed(struct agent_framer *f, const uint8_t *p, size_t len,
+		       void (*fn)(void *ctx, const struct plugvm_agent_msg *m), void *ctx);
+void agent_framer_reset(struct agent_framer *f);
+/*
+ * Check a message from the guest: 0, or a reason it is malformed (version, length, flags,
+ * a reply or event type the host never asked for / does not know).
+ */
+const char *agent_msg_check(const struct plugvm_agent_msg *m);
+
+int agent_init(struct vm *vm);
+void agent_exit(struct vm *vm);
+/* Fail every request in flight with AGENT_ESHUTDOWN (before the control socket closes). */
+void agent_shutdown(struct vm *vm);
+
+/* Readable when guest messages wait: the main loop then calls agent_process(). -1: none. */
+int agent_fd(const struct vm *vm);
+void agent_process(struct vm *vm);
+/* Milliseconds to the next request deadline (-1: none); agent_process() handles it. */
+int agent_next_timeout_ms(const struct vm *vm);
+
+/* vCPU thread, the agent device's lock held: bytes the guest sent / the driver reset. */
+void agent_rx_bytes(struct vm *vm, const uint8_t *buf, size_t len);
+void agent_channel_reset(struct vm *vm);
+
+/*
+ * The reply to a request: `status` is the guest's (0 or a negative errno) or an AGENT_E*
+ * code, `m` the reply (NULL for host-side failures). Main thread.
+ */
+typedef void (*agent_reply_fn)(struct vm *vm, void *ctx, int status,
+			       const struct plugvm_agent_msg *m);
+/*
+ * Send request `type` with `len` payload bytes; `fn` gets the reply within `timeout_ms`.
+ * Returns 0, or AGENT_ENOTCONN / -EAGAIN / -ENOMEM (fn is not called then). Main thread.
+ */
+int agent_request(struct vm *vm, uint16_t type, const void *payload, size_t len,
+		  unsigned timeout_ms, agent_reply_fn fn, void *ctx);
+
+/* The guest's agent said hello since the last reset; `hello` gets its payload. */
+bool agent_connected(const struct vm *vm, struct plugvm_agent_hello *hello);
+
+/* Guest events (EV_*), main thread. Set once by the control socket. */
+void agent_set_event_fn(struct vm *vm, void (*fn)(struct vm *vm, const struct plugvm_agent_msg *m));
+
+struct agent_stats {
+	uint64_t requests, replies, events, timeouts, malformed, skipped_bytes, dropped;
+};
+void agent_get_stats(const struct vm *vm, struct agent_stats *st);
+
+#endif
