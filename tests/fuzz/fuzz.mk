@@ -12,7 +12,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initia
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -DPLUGVM_HOST_TEST \
 	-Itests/unit/shim -Iguest -Icommon -I.
-FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp
+FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio
 
 # The guest's printk.c defines vsnprintf/snprintf: rename them so libc keeps its own.
 FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
@@ -22,6 +22,7 @@ FUZZ_fuzz_cmdline_SRCS := guest/kernel/cmdline.c
 FUZZ_fuzz_config_SRCS := vmm/config.c vmm/log.c
 FUZZ_fuzz_qmp_SRCS := vmm/qmp.c vmm/log.c
 FUZZ_fuzz_qmp_LIBS := -ljson-c
+FUZZ_fuzz_virtio_SRCS := vmm/devices/virtio_mmio.c vmm/agent_frame.c vmm/mem.c vmm/log.c
 
 FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/drivers/*.h vmm/*.h vmm/*/*.h \
 	tests/unit/shim/*.h)

@@ -106,6 +106,51 @@ static void acpi_seed(unsigned nr, unsigned max, int search)
 	put("fuzz_acpi", name, buf, len);
 }
 
+/* fuzz_virtio: a driver bringing the agent device up and sending one message. */
+static void virtio_seed(void)
+{
+	static const uint16_t prog[][3] = {
+		/* reg, value low, value high */
+		{ 0x070, 0, 0 },     { 0x070, 1, 0 },     { 0x070, 3, 0 },  { 0x024, 1, 0 },
+		{ 0x020, 1, 0 },     { 0x070, 0xb, 0 },   { 0x030, 1, 0 },  { 0x038, 8, 0 },
+		{ 0x080, 0x000, 0 }, { 0x090, 0x200, 0 }, { 0x0a0, 0x300, 0 }, { 0x044, 1, 0 },
+		{ 0x070, 0xf, 0 },   { 0x050, 1, 0 },     { 0x8070, 0, 0 }, { 0x8060, 0, 0 },
+		{ 0x064, 1, 0 },
+	};
+	uint8_t buf[2 + 0x400 + 512 + sizeof(prog) / 3 * 6];
+	uint8_t *ram = buf + 2;
+	uint16_t ram_len = 0x400 + 512, v16;
+	uint64_t addr = 0x400;
+	uint32_t v32;
+	size_t i, off;
+
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &ram_len, 2);
+	/* One descriptor: 512 bytes at 0x400, device-readable. */
+	memcpy(ram, &addr, 8);
+	v32 = 512;
+	memcpy(ram + 8, &v32, 4);
+	/* avail: flags 0, idx 1, ring[0] = 0 */
+	v16 = 1;
+	memcpy(ram + 0x202, &v16, 2);
+	/* The message: magic, version, a HELLO event. */
+	v32 = 0x544e4741u;
+	memcpy(ram + 0x400, &v32, 4);
+	v16 = 1;
+	memcpy(ram + 0x404, &v16, 2);
+	memcpy(ram + 0x406, &v16, 2);
+	v32 = 2;
+	memcpy(ram + 0x414, &v32, 4);
+	off = 2 + ram_len;
+	for (i = 0; i < sizeof(prog) / sizeof(prog[0]); i++) {
+		memcpy(buf + off, &prog[i][0], 2);
+		v32 = prog[i][1] | (uint32_t)prog[i][2] << 16;
+		memcpy(buf + off + 2, &v32, 4);
+		off += 6;
+	}
+	put("fuzz_virtio", "agent-hello", buf, off);
+}
+
 int main(void)
 {
 	static const char *const lines[] = {
@@ -153,5 +198,6 @@ int main(void)
 	put("fuzz_config", "argv1", argv1, sizeof(argv1) - 1);
 	put("fuzz_config", "argv2", argv2, sizeof(argv2) - 1);
 	put("fuzz_config", "argv3", argv3, sizeof(argv3) - 1);
+	virtio_seed();
 	return 0;
 }
