@@ -298,7 +298,11 @@ static void reply_target(struct vm *vm, struct op *op, int status, const struct 
 	struct plugvm_agent_target_done t;
 	struct json_object *o;
 
-	if (!payload_ok(m, sizeof(t))) {
+	/* A request the guest refused outright is an error; a transition that failed in a
+	 * callback (and rolled back) is an answer, with the states it ran. */
+	if (status == PLUGVM_AGENT_EINVAL || status == PLUGVM_AGENT_ENODEV ||
+	    status == PLUGVM_AGENT_EBUSY || status == PLUGVM_AGENT_EPROTO ||
+	    status == PLUGVM_AGENT_ENOSYS || !payload_ok(m, sizeof(t))) {
 		op_finish(vm, op, NULL, status ? status : PLUGVM_AGENT_EPROTO, "cpuhp-set-target");
 		return;
 	}
