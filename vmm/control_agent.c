@@ -9,6 +9,7 @@
 #include "control_agent.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,11 +130,10 @@ static void op_finish(struct vm *vm, struct op *op, struct json_object *ret, int
 
 	if (status)
 		set_guest_error(&err, status, what);
-	if (op->kind == OP_TARGET) {
-		struct control_agent *ca = ca_get(vm);
+	if (op->kind == OP_TARGET && vm->ctl_agent) {
 		struct op **pp;
 
-		for (pp = &ca->targets; *pp; pp = &(*pp)->next_target)
+		for (pp = &vm->ctl_agent->targets; *pp; pp = &(*pp)->next_target)
 			if (*pp == op) {
 				*pp = op->next_target;
 				break;
@@ -328,7 +328,73 @@ static void add_u64(struct json_object *o, const char *k, uint64_t v)
 	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
 }
 
-static void reply_timers(struct vm *vm, struct op *op, const struct plugvm_agent_msg *m)
+/* A uint64_t member of a payload struct, as a QMP key. */
+struct u64_field {
+	const char *key;
+	size_t off;
+};
+#define U64(type, member, key) { key, offsetof(type, member) }
+
+static void add_fields(struct json_object *o, const void *base, const struct u64_field *f,
+		       size_t n)
+{
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&v, (const uint8_t *)base + f[i].off, sizeof(v));
+		add_u64(o, f[i].key, v);
+	}
+}
+#define ADD_FIELDS(o, base, f) add_fields(o, base, f, sizeof(f) / sizeof(f[0]))
+
+static const struct u64_field timer_fields[] = {
+	U64(struct plugvm_agent_timer_stats, ticks, "ticks"),
+	U64(struct plugvm_agent_timer_stats, idle_tick_stops, "idle-tick-stops"),
+	U64(struct plugvm_agent_timer_stats, softirqs, "softirqs"),
+	U64(struct plugvm_agent_timer_stats, callbacks, "callbacks"),
+	U64(struct plugvm_agent_timer_stats, remote_ops, "remote-ops"),
+	U64(struct plugvm_agent_timer_stats, migrated_in, "migrated-in"),
+	U64(struct plugvm_agent_timer_stats, clamped, "clamped"),
+	U64(struct plugvm_agent_timer_stats, jiffy_ns, "tick-ns"),
+};
+static const struct u64_field level_fields[] = {
+	U64(struct plugvm_agent_wheel_level, added, "added"),
+	U64(struct plugvm_agent_wheel_level, cancelled, "cancelled"),
+	U64(struct plugvm_agent_wheel_level, expired, "expired"),
+	U64(struct plugvm_agent_wheel_level, lateness_sum, "lateness-sum"),
+	U64(struct plugvm_agent_wheel_level, lateness_max, "lateness-max"),
+};
+static const struct u64_field sched_fields[] = {
+	U64(struct plugvm_agent_sched_stats, switches, "switches"),
+	U64(struct plugvm_agent_sched_stats, preemptions, "preemptions"),
+	U64(struct plugvm_agent_sched_stats, wakeups_local, "wakeups-local"),
+	U64(struct plugvm_agent_sched_stats, wakeups_remote, "wakeups-remote"),
+	U64(struct plugvm_agent_sched_stats, migrations_in, "migrations-in"),
+	U64(struct plugvm_agent_sched_stats, migrations_out, "migrations-out"),
+	U64(struct plugvm_agent_sched_stats, idle_entries, "idle-entries"),
+	U64(struct plugvm_agent_sched_stats, resched_ipis, "resched-ipis"),
+};
+static const struct u64_field lock_fields[] = {
+	U64(struct plugvm_agent_lock_stats, acquisitions, "acquisitions"),
+	U64(struct plugvm_agent_lock_stats, releases, "releases"),
+	U64(struct plugvm_agent_lock_stats, inversions, "inversions"),
+	U64(struct plugvm_agent_lock_stats, not_held, "not-held"),
+	U64(struct plugvm_agent_lock_stats, held, "held"),
+	U64(struct plugvm_agent_lock_stats, bad_release, "bad-release"),
+	U64(struct plugvm_agent_lock_stats, recursion, "recursion"),
+	U64(struct plugvm_agent_lock_stats, reports, "reports"),
+};
+static const struct u64_field workload_fields[] = {
+	U64(struct plugvm_agent_workload_result, ns, "ns"),
+	U64(struct plugvm_agent_workload_result, iterations, "iterations"),
+	U64(struct plugvm_agent_workload_result, timers_armed, "timers-armed"),
+	U64(struct plugvm_agent_workload_result, timers_cancelled, "timers-cancelled"),
+	U64(struct plugvm_agent_workload_result, timers_fired, "timers-fired"),
+};
+
+/* One CPU's statistics into op->acc. False (op finished with an error) if malformed. */
+static bool reply_timers(struct vm *vm, struct op *op, const struct plugvm_agent_msg *m)
 {
 	struct plugvm_agent_timer_stats t;
 	struct json_object *o, *lv;
@@ -336,57 +402,41 @@ static void reply_timers(struct vm *vm, struct op *op, const struct plugvm_agent
 
 	if (!payload_ok(m, sizeof(t))) {
 		op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-timers");
-		return;
+		return false;
 	}
 	memcpy(&t, m->payload, sizeof(t));
 	o = json_object_new_object();
 	json_object_object_add(o, "cpu", json_object_new_int((int)t.cpu));
-	add_u64(o, "ticks", t.ticks);
-	add_u64(o, "idle-tick-stops", t.idle_tick_stops);
-	add_u64(o, "softirqs", t.softirqs);
-	add_u64(o, "callbacks", t.callbacks);
-	add_u64(o, "remote-ops", t.remote_ops);
-	add_u64(o, "migrated-in", t.migrated_in);
-	add_u64(o, "clamped", t.clamped);
-	add_u64(o, "tick-ns", t.jiffy_ns);
+	ADD_FIELDS(o, &t, timer_fields);
 	lv = json_object_new_array();
 	for (i = 0; i < PLUGVM_AGENT_WHEEL_LEVELS && i < t.levels; i++) {
 		struct json_object *l = json_object_new_object();
 
 		json_object_object_add(l, "level", json_object_new_int((int)i));
-		add_u64(l, "added", t.lvl[i].added);
-		add_u64(l, "cancelled", t.lvl[i].cancelled);
-		add_u64(l, "expired", t.lvl[i].expired);
-		add_u64(l, "lateness-sum", t.lvl[i].lateness_sum);
-		add_u64(l, "lateness-max", t.lvl[i].lateness_max);
+		ADD_FIELDS(l, &t.lvl[i], level_fields);
 		json_object_array_add(lv, l);
 	}
 	json_object_object_add(o, "levels", lv);
 	json_object_array_add(op->acc, o);
+	return true;
 }
 
-static void reply_sched(struct vm *vm, struct op *op, const struct plugvm_agent_msg *m)
+static bool reply_sched(struct vm *vm, struct op *op, const struct plugvm_agent_msg *m)
 {
 	struct plugvm_agent_sched_stats s;
 	struct json_object *o;
 
 	if (!payload_ok(m, sizeof(s))) {
 		op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-sched");
-		return;
+		return false;
 	}
 	memcpy(&s, m->payload, sizeof(s));
 	o = json_object_new_object();
 	json_object_object_add(o, "cpu", json_object_new_int((int)s.cpu));
 	json_object_object_add(o, "nr-running", json_object_new_int((int)s.nr_running));
-	add_u64(o, "switches", s.switches);
-	add_u64(o, "preemptions", s.preemptions);
-	add_u64(o, "wakeups-local", s.wakeups_local);
-	add_u64(o, "wakeups-remote", s.wakeups_remote);
-	add_u64(o, "migrations-in", s.migrations_in);
-	add_u64(o, "migrations-out", s.migrations_out);
-	add_u64(o, "idle-entries", s.idle_entries);
-	add_u64(o, "resched-ipis", s.resched_ipis);
+	ADD_FIELDS(o, &s, sched_fields);
 	json_object_array_add(op->acc, o);
+	return true;
 }
 
 static struct json_object *locks_json(const struct plugvm_agent_lock_stats *l)
@@ -394,17 +444,10 @@ static struct json_object *locks_json(const struct plugvm_agent_lock_stats *l)
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "enabled", json_object_new_boolean(l->enabled));
-	add_u64(o, "acquisitions", l->acquisitions);
-	add_u64(o, "releases", l->releases);
-	add_u64(o, "inversions", l->inversions);
-	add_u64(o, "not-held", l->not_held);
-	add_u64(o, "held", l->held);
-	add_u64(o, "bad-release", l->bad_release);
-	add_u64(o, "recursion", l->recursion);
+	ADD_FIELDS(o, l, lock_fields);
 	add_u64(o, "classes", l->classes);
 	add_u64(o, "dependencies", l->dependencies);
 	add_u64(o, "max-depth", l->max_depth);
-	add_u64(o, "reports", l->reports);
 	return o;
 }
 
@@ -414,11 +457,7 @@ static struct json_object *workload_json(const struct plugvm_agent_workload_resu
 
 	json_object_object_add(o, "id", json_object_new_int((int)w->id));
 	json_object_object_add(o, "threads", json_object_new_int((int)w->threads));
-	add_u64(o, "ns", w->ns);
-	add_u64(o, "iterations", w->iterations);
-	add_u64(o, "timers-armed", w->timers_armed);
-	add_u64(o, "timers-cancelled", w->timers_cancelled);
-	add_u64(o, "timers-fired", w->timers_fired);
+	ADD_FIELDS(o, w, workload_fields);
 	return o;
 }
 
@@ -464,12 +503,12 @@ static void on_reply(struct vm *vm, void *ctx, int status, const struct plugvm_a
 		op_finish(vm, op, NULL, 0, NULL);
 		break;
 	case OP_TIMERS:
-		reply_timers(vm, op, m);
-		per_cpu_next(vm, op, PLUGVM_AGENT_TIMER_STATS);
+		if (reply_timers(vm, op, m))
+			per_cpu_next(vm, op, PLUGVM_AGENT_TIMER_STATS);
 		break;
 	case OP_SCHED:
-		reply_sched(vm, op, m);
-		per_cpu_next(vm, op, PLUGVM_AGENT_SCHED_STATS);
+		if (reply_sched(vm, op, m))
+			per_cpu_next(vm, op, PLUGVM_AGENT_SCHED_STATS);
 		break;
 	case OP_LOCKS: {
 		struct plugvm_agent_lock_stats l;
