@@ -129,30 +129,11 @@ fail:
 	return -err;
 }
 
-static struct kvm_segment seg64(uint16_t sel, uint8_t type, bool code)
-{
-	struct kvm_segment s = {
-		.base = 0,
-		.limit = 0xffffffff,
-		.selector = sel,
-		.type = type,
-		.present = 1,
-		.s = 1,
-		.l = code,
-		.db = !code,
-		.g = 1,
-	};
-
-	return s;
-}
-
 /* A pending direct start: 64-bit mode at the guest's entry (plugvm_abi.h). vCPU thread. */
 static void apply_direct_start(struct vcpu *v)
 {
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_RUNNABLE };
-	struct vcpu_start_regs r;
-	struct kvm_sregs sregs;
-	struct kvm_regs regs;
+	struct long_mode_start r;
 	bool pending;
 
 	pthread_mutex_lock(&v->start_lock);
@@ -162,23 +143,7 @@ static void apply_direct_start(struct vcpu *v)
 	pthread_mutex_unlock(&v->start_lock);
 	if (!pending)
 		return;
-	if (ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
-		goto fail;
-	sregs.cs = seg64(0x08, 0xb, true);
-	sregs.ds = sregs.es = sregs.fs = sregs.ss = seg64(0x10, 0x3, false);
-	sregs.gs = seg64(0x10, 0x3, false);
-	sregs.gs.base = r.gs_base;
-	sregs.cr0 = 0x80050033; /* PG WP NE ET MP PE */
-	sregs.cr3 = r.cr3;
-	sregs.cr4 = 0x20; /* PAE */
-	sregs.efer = 0xd00; /* NXE LMA LME */
-	memset(&regs, 0, sizeof(regs));
-	regs.rip = r.entry;
-	regs.rsp = r.stack;
-	regs.rdi = r.arg;
-	regs.rflags = 0x2;
-	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0 || ioctl(v->fd, KVM_SET_REGS, &regs) < 0 ||
-	    ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0)
+	if (regs_setup_long_mode(v->fd, &r) < 0 || ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0)
 		goto fail;
 	log_info("vCPU %d: direct start at %#llx", v->id, (unsigned long long)r.entry);
 	return;
@@ -186,7 +151,7 @@ fail:
 	log_error("vCPU %d: direct start: %s", v->id, strerror(errno));
 }
 
-int vcpu_direct_start(struct vcpu *v, const struct vcpu_start_regs *r)
+int vcpu_direct_start(struct vcpu *v, const struct long_mode_start *r)
 {
 	if (atomic_load(&v->state) != VCPU_RUNNING)
 		return -EINVAL;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "x86/cpu.h"
+
 struct vm;
 struct kvm_run;
 struct vcpu_snapshot;
@@ -36,9 +38,7 @@ struct vcpu {
 	/* Paravirt direct start, applied by the vCPU's own thread before its next KVM_RUN. */
 	pthread_mutex_t start_lock;
 	bool start_pending;
-	struct vcpu_start_regs {
-		uint64_t entry, stack, cr3, gs_base, arg;
-	} start;
+	struct long_mode_start start;
 };
 
 /*
@@ -59,7 +59,7 @@ int vcpu_reset_for_sipi(struct vcpu *v);
  * recorded and the vCPU kicked; its thread sets the registers. Returns 0 or -EINVAL (no
  * thread to do it).
  */
-int vcpu_direct_start(struct vcpu *v, const struct vcpu_start_regs *r);
+int vcpu_direct_start(struct vcpu *v, const struct long_mode_start *r);
 
 /* Start the vCPU's thread. Returns 0 or -errno (logged). */
 int vcpu_start(struct vcpu *v);

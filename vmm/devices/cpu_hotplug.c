@@ -139,7 +139,7 @@ static void start_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, 
 	struct cpu_hotplug *h = opaque;
 	struct vm *vm = h->vm;
 	struct plugvm_start_ctx ctx;
-	struct vcpu_start_regs r;
+	struct long_mode_start r;
 	uint32_t gpa, status = PLUGVM_START_OK;
 	void *p;
 
@@ -170,7 +170,7 @@ static void start_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, 
 		 !mem_gpa_ptr(&vm->mem, ctx.cr3, 4096))
 		status = PLUGVM_START_EADDR;
 	if (status == PLUGVM_START_OK) {
-		r = (struct vcpu_start_regs){ ctx.entry, ctx.stack, ctx.cr3, ctx.gs_base, ctx.arg };
+		r = (struct long_mode_start){ ctx.entry, ctx.stack, ctx.cr3, ctx.gs_base, ctx.arg };
 		if (vcpu_direct_start(&vm->vcpus[ctx.apic_id], &r))
 			status = PLUGVM_START_EAPIC;
 	} else {

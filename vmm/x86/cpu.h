@@ -27,6 +27,17 @@ struct kvm_cpuid2 *cpuid_build(const struct kvm_cpuid2 *supported, const struct 
 /* Set PVH entry state on a vCPU: 32-bit flat protected mode, EIP = entry, EBX = start_info. */
 int regs_setup_pvh(int vcpu_fd, uint32_t entry, uint32_t start_info);
 
+/* plugvm's paravirt direct start (plugvm_abi.h): where a vCPU starts in long mode. */
+struct long_mode_start {
+	uint64_t entry, stack, cr3, gs_base, arg;
+};
+
+/*
+ * Put a vCPU in 64-bit mode at r->entry: flat CS 0x08 / data 0x10, paging with r->cr3,
+ * RSP = stack, RDI = arg, GS base, interrupts off. Returns 0 or -1 (errno set).
+ */
+int regs_setup_long_mode(int vcpu_fd, const struct long_mode_start *r);
+
 /*
  * Print the vCPU's registers (and, if `insn` is non-NULL, the `insn_len` instruction
  * bytes at RIP) to `f`, one block. Best effort: prints what the ioctls return.

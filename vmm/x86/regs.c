@@ -9,7 +9,8 @@
 #define CR0_PE (1ull << 0)
 #define CR0_ET (1ull << 4)
 
-static struct kvm_segment flat_seg(uint16_t sel, uint8_t type)
+/* A flat 4 GiB segment; `code64` makes a 64-bit code segment (L set, D clear). */
+static struct kvm_segment flat_seg(uint16_t sel, uint8_t type, bool code64)
 {
 	struct kvm_segment s = {
 		.base = 0,
@@ -18,9 +19,9 @@ static struct kvm_segment flat_seg(uint16_t sel, uint8_t type)
 		.type = type,
 		.present = 1,
 		.dpl = 0,
-		.db = 1,
+		.db = !code64,
 		.s = 1,
-		.l = 0,
+		.l = code64,
 		.g = 1,
 	};
 
@@ -34,8 +35,8 @@ int regs_setup_pvh(int vcpu_fd, uint32_t entry, uint32_t start_info)
 
 	if (ioctl(vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
 		return -1;
-	sregs.cs = flat_seg(0x8, 0xb); /* execute/read, accessed */
-	sregs.ds = flat_seg(0x10, 0x3); /* read/write, accessed */
+	sregs.cs = flat_seg(0x8, 0xb, false); /* execute/read, accessed */
+	sregs.ds = flat_seg(0x10, 0x3, false); /* read/write, accessed */
 	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
 	sregs.tr = (struct kvm_segment){
 		.base = 0, .limit = 0x67, .selector = 0x18, .type = 0xb, .present = 1
@@ -50,6 +51,31 @@ int regs_setup_pvh(int vcpu_fd, uint32_t entry, uint32_t start_info)
 	regs.rbx = start_info;
 	regs.rflags = 0x2;
 	if (ioctl(vcpu_fd, KVM_SET_REGS, &regs) < 0)
+		return -1;
+	return 0;
+}
+
+int regs_setup_long_mode(int vcpu_fd, const struct long_mode_start *r)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+
+	if (ioctl(vcpu_fd, KVM_GET_SREGS, &sregs) < 0)
+		return -1;
+	sregs.cs = flat_seg(0x08, 0xb, true);
+	sregs.ds = flat_seg(0x10, 0x3, false);
+	sregs.es = sregs.fs = sregs.gs = sregs.ss = sregs.ds;
+	sregs.gs.base = r->gs_base;
+	sregs.cr0 = 0x80050033; /* PG WP NE ET MP PE */
+	sregs.cr3 = r->cr3;
+	sregs.cr4 = 0x20; /* PAE */
+	sregs.efer = 0xd00; /* NXE LMA LME */
+	memset(&regs, 0, sizeof(regs));
+	regs.rip = r->entry;
+	regs.rsp = r->stack;
+	regs.rdi = r->arg;
+	regs.rflags = 0x2;
+	if (ioctl(vcpu_fd, KVM_SET_SREGS, &sregs) < 0 || ioctl(vcpu_fd, KVM_SET_REGS, &regs) < 0)
 		return -1;
 	return 0;
 }
