@@ -1,3 +1,332 @@
 // SPDX-License-Identifier: MIT
-/* placeholder: being written */
-typedef int plugvm_placeholder_virtio_console;
+/*
+ * virtio-console as the console (see virtio_console.h). Output: console writes (console
+ * lock held, interrupts off, any CPU) go through a virtio_tx pool; a panic, or a device
+ * that asks for a reset, sends them to the 16550 instead. Input: receive buffers are
+ * read by the "vcon" thread, woken by the device interrupt, which also re-initialises the
+ * device after VIRTIO_CONFIG_S_NEEDS_RESET.
+ */
+#include "drivers/virtio_console.h"
+
+#include <linux/virtio_config.h>
+#include <linux/virtio_ids.h>
+#include <linux/virtio_mmio.h>
+
+#include "arch.h"
+#include "drivers/uart.h"
+#include "drivers/virtio_mmio.h"
+#include "kernel/cmdline.h"
+#include "kernel/cpu.h"
+#include "kernel/cpuhp.h"
+#include "kernel/mm.h"
+#include "kernel/panic.h"
+#include "kernel/printk.h"
+#include "kernel/sched.h"
+#include "kernel/string.h"
+#include "kernel/timer.h"
+#include "plugvm_virtio.h"
+
+#define TX_BUFS	    16
+#define TX_BUF_SIZE 512 /* a printk line is at most 320 bytes */
+#define TX_WAIT_NS  20000000ull /* 20 ms for a buffer before giving up on the device */
+#define RX_BUFS	    8
+#define RX_BUF_SIZE 128
+#define LINE_MAX    128
+#define VCON_PRIO   50
+
+static struct virtio_dev *dev;
+static struct virtio_tx tx;
+static bool active; /* registered as the console, not fallen back */
+static struct thread *vcon_thread;
+static volatile int rx_pending, reset_pending;
+
+/* The "vcon" thread only: */
+static uint8_t *rx_pool;
+static int8_t rx_buf_of[VIRTIO_QUEUE_SIZE];
+static char line[LINE_MAX];
+static size_t line_len;
+
+/* Give up on the device for output: the 16550 takes over again, for good. */
+static void fall_back(const char *why, int err)
+{
+	char msg[96];
+	int n;
+
+	WRITE_ONCE(active, false);
+	uart_console_mute(false);
+	/* No printk here: this runs inside the console path. */
+	n = snprintf(msg, sizeof(msg), "warning: virtio-console: %s (%d): back to the 16550\n", why,
+		     err);
+	uart_write_direct(msg, (size_t)(n < (int)sizeof(msg) ? n : (int)sizeof(msg) - 1));
+}
+
+static void vcon_write(struct console *con, const char *s, size_t n)
+{
+	int err;
+
+	(void)con;
+	/* A panic may have stopped a CPU inside the tx lock: the 16550 needs no lock. */
+	if (panic_in_progress() || !READ_ONCE(active)) {
+		uart_write_direct(s, n);
+		return;
+	}
+	err = virtio_tx_send(&tx, s, n, TX_WAIT_NS);
+	if (!err)
+		return;
+	/* Paused (being reset), re-entered, or the device failed: these bytes go to the 16550. */
+	uart_write_direct(s, n);
+	if (err == -5) {
+		__atomic_store_n(&reset_pending, 1, __ATOMIC_RELEASE);
+		if (vcon_thread)
+			thread_wake(vcon_thread);
+	} else if (err == -110) {
+		con->enabled = false;
+		fall_back("the device stopped consuming output", err);
+	}
+}
+
+static struct console vcon_console = { .name = "hvc0", .write = vcon_write };
+
+static void vcon_irq(struct virtio_dev *d, uint32_t isr, void *arg)
+{
+	(void)arg;
+	if (isr & VIRTIO_MMIO_INT_VRING)
+		__atomic_store_n(&rx_pending, 1, __ATOMIC_RELEASE);
+	if ((isr & VIRTIO_MMIO_INT_CONFIG) && virtio_dev_needs_reset(d))
+		__atomic_store_n(&reset_pending, 1, __ATOMIC_RELEASE);
+	if (vcon_thread)
+		thread_wake(vcon_thread);
+}
+
+static bool option_off(void)
+{
+	size_t len;
+	const char *v = cmdline_value("virtio_console", &len);
+
+	return v && ((len == 3 && !memcmp(v, "off", 3)) || (len == 1 && v[0] == '0') ||
+		     (len == 2 && !memcmp(v, "no", 2)));
+}
+
+bool virtio_console_init(void)
+{
+	if (option_off())
+		return false;
+	dev = virtio_mmio_dev(PLUGVM_VIRTIO_SLOT_CONSOLE, VIRTIO_ID_CONSOLE);
+	if (!dev)
+		return false;
+	if (virtio_tx_init(&tx, "vcon_tx", dev, PLUGVM_VIRTIO_TXQ, TX_BUFS, TX_BUF_SIZE) ||
+	    virtio_dev_init(dev, 2)) {
+		pr_warn("virtio-console: cannot start: the 16550 stays the console\n");
+		dev = NULL;
+		return false;
+	}
+	/* Output is consumed on the notify: used-buffer interrupts would be pure overhead. */
+	virtq_no_interrupt(&dev->vq[PLUGVM_VIRTIO_TXQ], true);
+	virtio_tx_pause(&tx, false);
+	virtio_dev_set_irq(dev, vcon_irq, NULL);
+	WRITE_ONCE(active, true);
+	console_register(&vcon_console);
+	uart_console_mute(true);
+	pr_debug("virtio-console: the console is hvc0 (virtio-mmio at %#lx, GSI %u)\n",
+		 (unsigned long)dev->base, dev->gsi);
+	return true;
+}
+
+bool virtio_console_active(void)
+{
+	return dev && READ_ONCE(active);
+}
+
+/* Post every free receive buffer (all of them after a reset). "vcon" thread. */
+static void rx_fill(bool all)
+{
+	struct virtq *vq = &dev->vq[PLUGVM_VIRTIO_RXQ];
+	bool posted[RX_BUFS] = { false };
+	unsigned i;
+	int id;
+
+	if (all)
+		for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
+			rx_buf_of[i] = -1;
+	for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
+		if (rx_buf_of[i] >= 0)
+			posted[rx_buf_of[i]] = true;
+	for (i = 0; i < RX_BUFS; i++) {
+		if (posted[i])
+			continue;
+		id = virtq_add(vq, rx_pool + i * RX_BUF_SIZE, RX_BUF_SIZE, true);
+		if (id < 0)
+			break;
+		rx_buf_of[id] = (int8_t)i;
+	}
+	virtq_kick(dev, PLUGVM_VIRTIO_RXQ);
+}
+
+/* ---- the line monitor --------------------------------------------------------------- */
+
+static bool word_is(const char *w, size_t n, const char *cmd)
+{
+	return n == strlen(cmd) && !memcmp(w, cmd, n);
+}
+
+static void cmd_cpus(void)
+{
+	char list[160];
+	size_t used = 0;
+	unsigned cpu;
+
+	list[0] = '\0';
+	for_each_cpu(cpu, &cpu_online_mask) {
+		int n = snprintf(list + used, sizeof(list) - used, " %u", cpu);
+
+		if (n < 0 || (size_t)n >= sizeof(list) - used)
+			break;
+		used += (size_t)n;
+	}
+	printk("cpus: %u online of %u present (%u possible):%s\n", cpumask_weight(&cpu_online_mask),
+	       cpumask_weight(&cpu_present_mask), nr_cpu_ids, list);
+}
+
+static void cmd_stats(void)
+{
+	uint64_t switches = 0, preempt = 0, wakeups = 0, ipis = 0, ticks = 0, callbacks = 0;
+	unsigned cpu;
+
+	for_each_cpu(cpu, &cpu_online_mask) {
+		struct sched_stats ss;
+		struct wheel_stats ws;
+		struct timer_cpu_stats ts;
+
+		sched_get_stats(cpu, &ss);
+		timer_get_stats(cpu, &ws, &ts);
+		switches += ss.switches;
+		preempt += ss.preemptions;
+		wakeups += ss.wakeups_local + ss.wakeups_remote;
+		ipis += ss.resched_ipis;
+		ticks += ts.ticks;
+		callbacks += ts.callbacks;
+	}
+	printk("stats: jiffies=%lu switches=%lu preemptions=%lu wakeups=%lu resched_ipis=%lu "
+	       "ticks=%lu timer_callbacks=%lu console_kicks=%lu\n",
+	       (unsigned long)jiffies, (unsigned long)switches, (unsigned long)preempt,
+	       (unsigned long)wakeups, (unsigned long)ipis, (unsigned long)ticks,
+	       (unsigned long)callbacks, (unsigned long)tx.kicks);
+}
+
+static void run_line(const char *s, size_t n)
+{
+	size_t w = 0, rest;
+
+	while (n && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (!n)
+		return;
+	while (w < n && s[w] != ' ')
+		w++;
+	rest = w < n ? w + 1 : n;
+	if (word_is(s, w, "help"))
+		printk("monitor: help | echo TEXT | cpus | stats | poweroff\n");
+	else if (word_is(s, w, "echo"))
+		printk("%.*s\n", (int)(n - rest), s + rest);
+	else if (word_is(s, w, "cpus"))
+		cmd_cpus();
+	else if (word_is(s, w, "stats"))
+		cmd_stats();
+	else if (word_is(s, w, "poweroff")) {
+		printk("monitor: powering off\n");
+		arch_poweroff(0);
+	} else
+		printk("monitor: unknown command '%.*s' (try help)\n", (int)w, s);
+}
+
+static void rx_bytes(const uint8_t *p, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		char c = (char)p[i];
+
+		if (c == '\r' || c == '\n') {
+			run_line(line, line_len);
+			line_len = 0;
+		} else if (c == 0x7f || c == '\b') {
+			if (line_len)
+				line_len--;
+		} else if (line_len < LINE_MAX && c >= ' ') {
+			line[line_len++] = c;
+		}
+	}
+}
+
+/* After VIRTIO_CONFIG_S_NEEDS_RESET: reset, set up again, repost. "vcon" thread. */
+static void vcon_reinit(void)
+{
+	int err;
+
+	virtio_tx_pause(&tx, true);
+	err = virtio_dev_init(dev, 2);
+	if (err) {
+		vcon_console.enabled = false;
+		fall_back("cannot re-initialise the device", err);
+		return;
+	}
+	virtq_no_interrupt(&dev->vq[PLUGVM_VIRTIO_TXQ], true);
+	virtio_tx_pause(&tx, false);
+	rx_fill(true);
+	printk("virtio-console: device reset and re-initialised\n");
+}
+
+static int vcon_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct virtq *vq = &dev->vq[PLUGVM_VIRTIO_RXQ];
+		uint32_t len;
+		int id;
+
+		thread_prepare_sleep();
+		if (!__atomic_exchange_n(&rx_pending, 0, __ATOMIC_ACQ_REL) &&
+		    !__atomic_load_n(&reset_pending, __ATOMIC_ACQUIRE)) {
+			thread_sleep();
+			continue;
+		}
+		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		if (!READ_ONCE(active))
+			return 0;
+		if (__atomic_exchange_n(&reset_pending, 0, __ATOMIC_ACQ_REL) &&
+		    virtio_dev_needs_reset(dev)) {
+			vcon_reinit();
+			continue;
+		}
+		while ((id = virtq_get_used(vq, &len)) >= 0) {
+			int b = id < VIRTIO_QUEUE_SIZE ? rx_buf_of[id] : -1;
+
+			if (b < 0)
+				continue;
+			rx_buf_of[id] = -1;
+			rx_bytes(rx_pool + b * RX_BUF_SIZE, len < RX_BUF_SIZE ? len : RX_BUF_SIZE);
+		}
+		rx_fill(false);
+	}
+	return 0;
+}
+
+void virtio_console_start(void)
+{
+	if (!virtio_console_active())
+		return;
+	rx_pool = page_zalloc(1);
+	_Static_assert(RX_BUFS * RX_BUF_SIZE <= PAGE_SIZE, "receive buffers in one page");
+	if (!rx_pool) {
+		pr_warn("virtio-console: no memory for input\n");
+		return;
+	}
+	rx_fill(true);
+	vcon_thread = thread_run("vcon", vcon_main, NULL, VCON_PRIO, THREAD_ANY_CPU);
+	if (!vcon_thread)
+		pr_warn("virtio-console: cannot start the input thread\n");
+}

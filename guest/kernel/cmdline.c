@@ -80,6 +80,23 @@ const char *cmdline_value(const char *name, size_t *len)
 	return found;
 }
 
+bool cmdline_next_value(const char *name, const char **cursor, const char **value, size_t *len)
+{
+	const char *p = *cursor ? *cursor : line;
+	struct word w;
+
+	while ((p = next_word(p, &w))) {
+		if (name_is(&w, name) && w.value) {
+			*value = w.value;
+			*len = w.value_len;
+			*cursor = p;
+			return true;
+		}
+	}
+	*cursor = line + strlen(line);
+	return false;
+}
+
 bool cmdline_flag(const char *name)
 {
 	const char *p = line;
@@ -127,6 +144,72 @@ uint64_t cmdline_uint(const char *name, uint64_t def)
 		n = n * base + d;
 	}
 	return n;
+}
+
+/* Parse a number (decimal or 0x hex) at v[*i], up to len; false if there is no digit. */
+static bool parse_num(const char *v, size_t len, size_t *i, uint64_t *out)
+{
+	uint64_t n = 0, base = 10;
+	size_t start;
+
+	if (*i + 2 < len && v[*i] == '0' && (v[*i + 1] == 'x' || v[*i + 1] == 'X')) {
+		base = 16;
+		*i += 2;
+	}
+	start = *i;
+	for (; *i < len; (*i)++) {
+		unsigned d;
+		char c = v[*i];
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else if (base == 16 && c >= 'A' && c <= 'F')
+			d = (unsigned)(c - 'A' + 10);
+		else
+			break;
+		if (n > (UINT64_MAX - d) / base)
+			return false;
+		n = n * base + d;
+	}
+	*out = n;
+	return *i > start;
+}
+
+bool cmdline_parse_mmio_device(const char *v, size_t len, uint64_t *size, uint64_t *base,
+			       unsigned *irq)
+{
+	uint64_t sz, b, q, id;
+	unsigned shift = 0;
+	size_t i = 0;
+
+	if (!parse_num(v, len, &i, &sz))
+		return false;
+	if (i < len && (v[i] == 'K' || v[i] == 'k'))
+		shift = 10;
+	else if (i < len && (v[i] == 'M' || v[i] == 'm'))
+		shift = 20;
+	else if (i < len && (v[i] == 'G' || v[i] == 'g'))
+		shift = 30;
+	if (shift) {
+		if (sz > (UINT64_MAX >> shift))
+			return false;
+		sz <<= shift;
+		i++;
+	}
+	if (i >= len || v[i++] != '@' || !parse_num(v, len, &i, &b))
+		return false;
+	if (i >= len || v[i++] != ':' || !parse_num(v, len, &i, &q) || q > 0xffffffffu)
+		return false;
+	if (i < len && (v[i++] != ':' || !parse_num(v, len, &i, &id)))
+		return false;
+	if (i != len || !sz || b + sz < b)
+		return false;
+	*size = sz;
+	*base = b;
+	*irq = (unsigned)q;
+	return true;
 }
 
 bool cmdline_list_has(const char *value, size_t len, const char *item)

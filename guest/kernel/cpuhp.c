@@ -532,6 +532,11 @@ int cpuhp_last_error(unsigned cpu, int *failed_state)
 	return hp_cpus[cpu].error;
 }
 
+int cpuhp_fail_state(unsigned cpu)
+{
+	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].fail) : -1;
+}
+
 uint64_t cpuhp_state_ns(unsigned cpu, int state, bool up)
 {
 	if (cpu >= nr_cpu_ids || state < 0 || state >= CPUHP_NR_STATES)
@@ -557,6 +562,9 @@ bool cpuhp_state_info(int id, struct cpuhp_state_info *info)
 	info->name = hp.steps[id].name;
 	info->section = cpuhp_section_of(id);
 	info->can_rest = cpuhp_valid_target(&hp, id);
+	/* The rule of cpuhp_engine_inject_fail(). */
+	info->can_fail = id > CPUHP_OFFLINE && id < CPUHP_ONLINE &&
+			 (hp.steps[id].startup || hp.steps[id].teardown || id == CPUHP_BRINGUP_CPU);
 	info->serialize = hp.steps[id].serialize;
 	return true;
 }

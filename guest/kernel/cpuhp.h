@@ -23,6 +23,7 @@ struct cpuhp_state_info {
 	const char *name;
 	enum cpuhp_section section;
 	bool can_rest; /* a valid target */
+	bool can_fail; /* cpuhp_fail() accepts it (it has callbacks, or is the kick) */
 	bool serialize;
 };
 
@@ -51,6 +52,8 @@ int cpuhp_fail(unsigned cpu, int state);
 int cpuhp_state(unsigned cpu); /* current state of `cpu`, or -EINVAL */
 int cpuhp_target(unsigned cpu);
 int cpuhp_last_error(unsigned cpu, int *failed_state);
+/* The state armed by cpuhp_fail() for `cpu`'s next transition, or -1. */
+int cpuhp_fail_state(unsigned cpu);
 /* Last startup (up) / teardown duration of `state` on `cpu`, in ns. */
 uint64_t cpuhp_state_ns(unsigned cpu, int state, bool up);
 int cpuhp_state_id(const char *name); /* or -1 */

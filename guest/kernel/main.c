@@ -10,6 +10,9 @@
 #include "apps/selftest.h"
 #include "arch.h"
 #include "drivers/acpi_hotplug.h"
+#include "drivers/agent.h"
+#include "drivers/virtio_console.h"
+#include "drivers/virtio_mmio.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
@@ -45,6 +48,9 @@ static int init_main(void *arg)
 	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
 	       cpumask_weight(&cpu_present_mask));
 	crash_from_cmdline();
+	virtio_console_start();
+	/* After the boot bring-up: the agent's session (and its events) starts here. */
+	agent_start();
 	acpi_hotplug_start(); /* CPUs may come and go from now on */
 	st = selftest_run_cmdline();
 	if (st >= 0)
@@ -56,6 +62,11 @@ static int init_main(void *arg)
 
 __noreturn void kernel_main(void)
 {
+	/* virtio first, so that the rest of the boot (and its chatter) goes through it. */
+	if (virtio_mmio_probe()) {
+		virtio_console_init();
+		agent_init();
+	}
 	printk("plugvm-guest: %u possible CPUs, %u present, TSC %u kHz (%s)\n", nr_cpu_ids,
 	       cpumask_weight(&cpu_present_mask), arch_tsc_khz(), arch_tsc_source());
 	sched_init_boot_cpu();

@@ -232,12 +232,79 @@ static void test_truncation(void **state)
 	free(s);
 }
 
+/* Repeated keys come back in order; other words in between are skipped. */
+static void test_next_value(void **state)
+{
+	const char *cur = NULL, *v;
+	size_t len;
+
+	(void)state;
+	cmdline_init("a=1 virtio_mmio.device=4K@0xd0000000:16 b virtio_mmio.device "
+		     "virtio_mmio.device=\"4K@0xd0001000:17\" c=3");
+	assert_true(cmdline_next_value("virtio_mmio.device", &cur, &v, &len));
+	assert_int_equal(len, strlen("4K@0xd0000000:16"));
+	assert_memory_equal(v, "4K@0xd0000000:16", len);
+	assert_true(cmdline_next_value("virtio_mmio.device", &cur, &v, &len));
+	assert_int_equal(len, strlen("4K@0xd0001000:17"));
+	assert_memory_equal(v, "4K@0xd0001000:17", len);
+	assert_false(cmdline_next_value("virtio_mmio.device", &cur, &v, &len));
+	/* Stays at the end. */
+	assert_false(cmdline_next_value("virtio_mmio.device", &cur, &v, &len));
+	cur = NULL;
+	assert_false(cmdline_next_value("nope", &cur, &v, &len));
+	cmdline_init("");
+	cur = NULL;
+	assert_false(cmdline_next_value("a", &cur, &v, &len));
+}
+
+static bool mmio(const char *s, uint64_t *size, uint64_t *base, unsigned *irq)
+{
+	return cmdline_parse_mmio_device(s, strlen(s), size, base, irq);
+}
+
+static void test_mmio_device(void **state)
+{
+	uint64_t size = 0, base = 0;
+	unsigned irq = 0;
+
+	(void)state;
+	assert_true(mmio("4K@0xd0000000:16", &size, &base, &irq));
+	assert_int_equal(size, 4096);
+	assert_int_equal(base, 0xd0000000u);
+	assert_int_equal(irq, 16);
+	assert_true(mmio("0x200@4096:5:3", &size, &base, &irq));
+	assert_int_equal(size, 0x200);
+	assert_int_equal(base, 4096);
+	assert_int_equal(irq, 5);
+	assert_true(mmio("1m@0xFEE00000:23", &size, &base, &irq));
+	assert_int_equal(size, 1 << 20);
+	assert_true(mmio("2G@0x100000000:0", &size, &base, &irq));
+	assert_int_equal(size, 2ull << 30);
+	assert_int_equal(base, 0x100000000ull);
+	/* Malformed: each must be refused. */
+	assert_false(mmio("", &size, &base, &irq));
+	assert_false(mmio("4K", &size, &base, &irq));
+	assert_false(mmio("4K@", &size, &base, &irq));
+	assert_false(mmio("4K@0xd0000000", &size, &base, &irq));
+	assert_false(mmio("4K@0xd0000000:", &size, &base, &irq));
+	assert_false(mmio("4K@0xd0000000:16x", &size, &base, &irq));
+	assert_false(mmio("4K@0xd0000000:16:", &size, &base, &irq));
+	assert_false(mmio("4T@0xd0000000:16", &size, &base, &irq));
+	assert_false(mmio("0@0xd0000000:16", &size, &base, &irq));
+	assert_false(mmio("@0xd0000000:16", &size, &base, &irq));
+	assert_false(mmio("4K@0xfffffffffffff000:16", &size, &base, &irq));
+	assert_false(mmio("4K@0xd0000000:0x100000000", &size, &base, &irq));
+	assert_false(mmio("99999999999999999999@0:1", &size, &base, &irq));
+	assert_false(mmio("0xffffffffffffffffK@0:1", &size, &base, &irq));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_store),	 cmocka_unit_test(test_flags),
-		cmocka_unit_test(test_values),	 cmocka_unit_test(test_uint),
-		cmocka_unit_test(test_list_has), cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_store),	   cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_values),	   cmocka_unit_test(test_uint),
+		cmocka_unit_test(test_list_has),   cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_next_value), cmocka_unit_test(test_mmio_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The virtio console (slot PLUGVM_VIRTIO_SLOT_CONSOLE, common/plugvm_virtio.h): once up it
+ * is the console and the 16550 falls silent, except for panics, for a device that stops
+ * consuming (the driver falls back and warns) and on hypervisors without it (QEMU). Input
+ * typed on the VMM's stdin reaches a tiny line monitor (help, echo, cpus, stats, poweroff).
+ * `virtio_console=off` on the command line keeps the 16550 as the console.
+ */
+#ifndef PLUGVM_DRIVERS_VIRTIO_CONSOLE_H
+#define PLUGVM_DRIVERS_VIRTIO_CONSOLE_H
+
+#include <stdbool.h>
+
+/*
+ * Bring up the device's transmit side and make it the console. Boot CPU, once, after
+ * virtio_mmio_probe(), before the other CPUs run. Returns true if output now goes through
+ * virtio; false (silently) without the device or with virtio_console=off.
+ */
+bool virtio_console_init(void);
+/* Start the input side (receive buffers, monitor thread). Thread context, once. */
+void virtio_console_start(void);
+/* True while console output goes through virtio (not fallen back to the 16550). */
+bool virtio_console_active(void);
+
+#endif
