@@ -105,3 +105,55 @@ def test_plugctl_without_a_vm(tmp_path):
     assert p.returncode == 0 and "cpu add [SLOT]" in p.stdout
     p = subprocess.run([PLUGCTL], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
+
+
+def test_plugctl_cpuhp_commands(tmp_path):
+    # states, cpuhp, target, fail, timers, sched: the guest agent's commands.
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "2", "--qmp", path, "--append", "")
+    with vm:
+        wait_socket(path)
+        import time
+        deadline = time.monotonic() + BOOT_TIMEOUT
+        while True:
+            rc, out, _ = ctl(path, "--json", "qmp", '{"execute": "query-agent"}')
+            if json.loads(out)["return"]["connected"]:
+                break
+            assert time.monotonic() < deadline, vm.transcript()
+            time.sleep(0.1)
+        rc, out, err = ctl(path, "states")
+        lines = out.splitlines()
+        assert rc == 0 and lines[0].split() == ["id", "name", "section", "allows"], out
+        assert lines[1].split()[:3] == ["0", "offline", "prepare"], out
+        assert any(l.split()[1:3] == ["sched:active", "online"] for l in lines[1:]), out
+        rc, out, err = ctl(path, "target", "1", "timers:online")
+        assert rc == 0, err
+        assert out.splitlines()[-1].startswith("cpu 1: online -> timers:online in "), out
+        assert "down sched:active" in out.replace("  ", " ").replace("  ", " "), out
+        rc, out, _ = ctl(path, "cpuhp")
+        row = [l.split() for l in out.splitlines() if l.split()[:1] == ["1"]][0]
+        assert row[:4] == ["1", "yes", "timers:online", "timers:online"], out
+        rc, out, err = ctl(path, "fail", "1", "sched:active")
+        assert rc == 0 and "next transition fails at sched:active" in out, (out, err)
+        rc, out, err = ctl(path, "target", "1", "online")
+        assert rc == 1 and "failed at sched:active" in out, (out, err)
+        assert "rolled back to timers:online" in out, out
+        rc, out, err = ctl(path, "target", "1", "online")
+        assert rc == 0, (out, err)
+        rc, out, err = ctl(path, "--json", "target", "1", "0")
+        assert rc == 0 and json.loads(out)["state"] == "offline", out
+        rc, out, err = ctl(path, "timers")
+        assert rc == 0 and out.startswith("cpu 0: ticks ") and "cpu 1: " in out, out
+        assert "(lateness in ticks of " in out, out
+        rc, out, err = ctl(path, "sched", "0")
+        assert rc == 0 and out.splitlines()[1].split()[0] == "0", out
+        # Refusals and bad usage.
+        for args, rc_want, text in [(("target", "1", "nonsense"), 1, "not a cpuhp state"),
+                                    (("target", "0", "offline"), 1, "Invalid argument"),
+                                    (("target", "1"), 2, "target CPU STATE"),
+                                    (("fail", "x", "1"), 2, "not a number"),
+                                    (("timers", "1", "2"), 2, "timers [CPU]")]:
+            rc, out, err = ctl(path, *args)
+            assert rc == rc_want and text in err, (args, rc, out, err)
+        rc, _, _ = ctl(path, "quit")
+        assert rc == 0 and vm.wait_exit() == 0
