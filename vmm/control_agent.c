@@ -47,6 +47,8 @@ struct op {
 	uint32_t cpu;
 	int32_t state;
 	struct json_object *states; /* OP_TARGET: STATE events of this transition */
+	struct plugvm_agent_state *table; /* OP_STATES, OP_REFRESH: the table being read */
+	uint32_t total;
 	uint64_t sum_ns;
 	struct op *next_target;
 };
@@ -119,6 +121,7 @@ static void op_free(struct op *op)
 {
 	json_object_put(op->acc);
 	json_object_put(op->states);
+	free(op->table);
 	free(op);
 }
 
@@ -168,6 +171,7 @@ static void send_index(struct vm *vm, struct op *op, uint16_t type, uint32_t fir
 /* Start an operation from a command: the reply is deferred. */
 static struct op *op_new(struct vm *vm, enum op_kind kind, struct qmp_error *err)
 {
+	bool table = kind == OP_STATES || kind == OP_REFRESH;
 	struct op *op;
 
 	if (!agent_connected(vm, NULL)) {
@@ -175,9 +179,14 @@ static struct op *op_new(struct vm *vm, enum op_kind kind, struct qmp_error *err
 		return NULL;
 	}
 	op = calloc(1, sizeof(*op));
-	if (op && kind != OP_REFRESH)
+	if (op && table)
+		op->table = calloc(MAX_STATES, sizeof(*op->table));
+	/* Deferred last: once deferred, the command must not fail any more. */
+	if (op && (!table || op->table) && kind != OP_REFRESH)
 		op->d = qmp_defer(vm->qmp);
-	if (!op || (kind != OP_REFRESH && !op->d)) {
+	if (!op || (table && !op->table) || (kind != OP_REFRESH && !op->d)) {
+		if (op)
+			free(op->table);
 		free(op);
 		qmp_error_set(err, "GenericError", "out of memory");
 		return NULL;
@@ -226,23 +235,30 @@ static void reply_states(struct vm *vm, struct op *op, const struct plugvm_agent
 		op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-cpuhp-states");
 		return;
 	}
-	if (op->next == 0) {
-		ca->nr_states = s.total;
-		memset(ca->st, 0, sizeof(ca->st));
+	/* Read into the op; the cache changes only once the whole table is in, so names
+	 * resolve against a complete table while another request runs between the pages. */
+	if (op->next == 0)
+		op->total = s.total;
+	if (s.total != op->total) {
+		op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-cpuhp-states");
+		return;
 	}
 	for (i = 0; i < s.count; i++) {
 		struct plugvm_agent_state *st = &s.st[i];
 		uint32_t id = op->next + i;
 
 		st->name[sizeof(st->name) - 1] = 0;
-		ca->st[id] = *st;
-		ca->st[id].id = (int32_t)id;
+		op->table[id] = *st;
+		op->table[id].id = (int32_t)id;
 	}
 	op->next += s.count;
 	if (op->next < s.total) {
 		send_index(vm, op, PLUGVM_AGENT_LIST_STATES, op->next);
 		return;
 	}
+	memset(ca->st, 0, sizeof(ca->st));
+	memcpy(ca->st, op->table, op->total * sizeof(ca->st[0]));
+	ca->nr_states = op->total;
 	ca->refreshing = false;
 	if (op->kind == OP_REFRESH) {
 		op_finish(vm, op, NULL, 0, NULL);
@@ -896,7 +912,8 @@ static struct json_object *query_agent(void *ctx, struct json_object *args, stru
 	struct plugvm_agent_hello h;
 	struct agent_stats st;
 	struct json_object *o = json_object_new_object();
-	bool up = agent_connected(vm, &h);
+	/* Connected: the agent said hello and its state table is known (names resolve). */
+	bool up = agent_connected(vm, &h) && vm->ctl_agent && vm->ctl_agent->nr_states;
 
 	(void)args;
 	(void)err;

@@ -329,4 +329,6 @@ void virtio_console_start(void)
 	vcon_thread = thread_run("vcon", vcon_main, NULL, VCON_PRIO, THREAD_ANY_CPU);
 	if (!vcon_thread)
 		pr_warn("virtio-console: cannot start the input thread\n");
+	else
+		pr_debug("virtio-console: input ready (type help)\n");
 }

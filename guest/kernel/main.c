@@ -53,6 +53,11 @@ static int init_main(void *arg)
 	agent_start();
 	acpi_hotplug_start(); /* CPUs may come and go from now on */
 	st = selftest_run_cmdline();
+	/* `selftest.stay`: keep running afterwards, for a host that checks the aftermath. */
+	if (st >= 0 && cmdline_flag("selftest.stay")) {
+		printk("selftest: done (%s), staying up\n", st == 0 ? "all passed" : "failures");
+		return 0;
+	}
 	if (st >= 0)
 		arch_poweroff(st == 0 ? 0 : GUEST_EXIT_SELFTEST_FAILED);
 	if (cmdline_flag("halt"))
