@@ -65,17 +65,6 @@ static void sci_irq(unsigned vector, void *arg)
 static bool have_report;
 static struct plugvm_hotplug_report report __attribute__((aligned(8)));
 
-static bool plugvm_feature(uint32_t bit)
-{
-	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
-
-	if (r.ebx != PLUGVM_CPUID_SIG_EBX || r.ecx != PLUGVM_CPUID_SIG_ECX ||
-	    r.edx != PLUGVM_CPUID_SIG_EDX || r.eax < PLUGVM_CPUID_INFO)
-		return false;
-	r = cpuid(PLUGVM_CPUID_INFO, 0);
-	return (r.eax >> 16) == PLUGVM_ABI_MAJOR && (r.edx & bit);
-}
-
 /* Only the hotplug thread reports: one buffer is enough. The kernel is identity-mapped. */
 static void send_report(int cpu, uint32_t op, int result, uint64_t ns)
 {

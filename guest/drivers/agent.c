@@ -42,8 +42,7 @@ static volatile int rx_pending, reset_pending;
 static bool session; /* HELLO sent: events flow */
 
 /* The agent thread (or whoever holds dev_mutex): */
-static uint8_t *rx_pool;
-static int8_t rx_buf_of[VIRTIO_QUEUE_SIZE];
+static struct virtio_rx rx;
 static uint8_t frame[MSG_SIZE];
 static size_t frame_have;
 
@@ -504,31 +503,6 @@ static void feed(const uint8_t *p, size_t n)
 	}
 }
 
-/* Post every receive buffer not posted yet (all of them after a reset). */
-static void rx_fill(bool all)
-{
-	struct virtq *vq = &dev->vq[PLUGVM_VIRTIO_RXQ];
-	bool posted[RX_BUFS] = { false };
-	unsigned i;
-	int id;
-
-	if (all)
-		for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
-			rx_buf_of[i] = -1;
-	for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
-		if (rx_buf_of[i] >= 0)
-			posted[rx_buf_of[i]] = true;
-	for (i = 0; i < RX_BUFS; i++) {
-		if (posted[i])
-			continue;
-		id = virtq_add(vq, rx_pool + i * MSG_SIZE, MSG_SIZE, true);
-		if (id < 0)
-			break;
-		rx_buf_of[id] = (int8_t)i;
-	}
-	virtq_kick(dev, PLUGVM_VIRTIO_RXQ);
-}
-
 /* Set the device up again and start a new session. dev_mutex held. */
 static int reinit(void)
 {
@@ -542,8 +516,8 @@ static int reinit(void)
 	virtq_no_interrupt(&dev->vq[PLUGVM_VIRTIO_TXQ], true);
 	virtio_tx_pause(&tx, false);
 	frame_have = 0;
-	if (rx_pool)
-		rx_fill(true);
+	if (rx.pool)
+		virtio_rx_fill(&rx, true);
 	count(&stats.resets);
 	return send_hello();
 }
@@ -562,19 +536,13 @@ static void agent_irq(struct virtio_dev *d, uint32_t isr, void *arg)
 /* Take what arrived, answer it, repost the buffers. dev_mutex held. */
 static void poll_rx(void)
 {
-	struct virtq *vq = &dev->vq[PLUGVM_VIRTIO_RXQ];
+	const uint8_t *p;
 	uint32_t len;
-	int id;
 
 	/* A buffer is reposted only after its bytes were handled: one at a time. */
-	while ((id = virtq_get_used(vq, &len)) >= 0) {
-		int b = id < VIRTIO_QUEUE_SIZE ? rx_buf_of[id] : -1;
-
-		if (b < 0)
-			continue;
-		rx_buf_of[id] = -1;
-		feed(rx_pool + b * MSG_SIZE, len < MSG_SIZE ? len : MSG_SIZE);
-		rx_fill(false);
+	while ((p = virtio_rx_get(&rx, &len))) {
+		feed(p, len);
+		virtio_rx_fill(&rx, false);
 	}
 }
 
@@ -582,7 +550,7 @@ static int agent_main(void *arg)
 {
 	(void)arg;
 	mutex_lock(&dev_mutex);
-	rx_fill(true);
+	virtio_rx_fill(&rx, true);
 	if (send_hello())
 		pr_warn("agent: cannot say hello to the host\n");
 	mutex_unlock(&dev_mutex);
@@ -636,9 +604,8 @@ void agent_start(void)
 	if (!dev)
 		return;
 	workload_init();
-	rx_pool = page_zalloc(1);
 	_Static_assert(RX_BUFS * MSG_SIZE <= PAGE_SIZE, "receive buffers in one page");
-	if (!rx_pool) {
+	if (virtio_rx_init(&rx, dev, PLUGVM_VIRTIO_RXQ, RX_BUFS, MSG_SIZE)) {
 		pr_warn("agent: no memory for the receive buffers\n");
 		return;
 	}

@@ -41,8 +41,7 @@ static struct thread *vcon_thread;
 static volatile int rx_pending, reset_pending;
 
 /* The "vcon" thread only: */
-static uint8_t *rx_pool;
-static int8_t rx_buf_of[VIRTIO_QUEUE_SIZE];
+static struct virtio_rx rx;
 static char line[LINE_MAX];
 static size_t line_len;
 
@@ -135,31 +134,6 @@ bool virtio_console_init(void)
 bool virtio_console_active(void)
 {
 	return dev && READ_ONCE(active);
-}
-
-/* Post every free receive buffer (all of them after a reset). "vcon" thread. */
-static void rx_fill(bool all)
-{
-	struct virtq *vq = &dev->vq[PLUGVM_VIRTIO_RXQ];
-	bool posted[RX_BUFS] = { false };
-	unsigned i;
-	int id;
-
-	if (all)
-		for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
-			rx_buf_of[i] = -1;
-	for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
-		if (rx_buf_of[i] >= 0)
-			posted[rx_buf_of[i]] = true;
-	for (i = 0; i < RX_BUFS; i++) {
-		if (posted[i])
-			continue;
-		id = virtq_add(vq, rx_pool + i * RX_BUF_SIZE, RX_BUF_SIZE, true);
-		if (id < 0)
-			break;
-		rx_buf_of[id] = (int8_t)i;
-	}
-	virtq_kick(dev, PLUGVM_VIRTIO_RXQ);
 }
 
 /* ---- the line monitor --------------------------------------------------------------- */
@@ -276,7 +250,7 @@ static void vcon_reinit(void)
 	}
 	virtq_no_interrupt(&dev->vq[PLUGVM_VIRTIO_TXQ], true);
 	virtio_tx_pause(&tx, false);
-	rx_fill(true);
+	virtio_rx_fill(&rx, true);
 	printk("virtio-console: device reset and re-initialised\n");
 }
 
@@ -284,9 +258,8 @@ static int vcon_main(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct virtq *vq = &dev->vq[PLUGVM_VIRTIO_RXQ];
+		const uint8_t *p;
 		uint32_t len;
-		int id;
 
 		thread_prepare_sleep();
 		if (!__atomic_exchange_n(&rx_pending, 0, __ATOMIC_ACQ_REL) &&
@@ -302,15 +275,9 @@ static int vcon_main(void *arg)
 			vcon_reinit();
 			continue;
 		}
-		while ((id = virtq_get_used(vq, &len)) >= 0) {
-			int b = id < VIRTIO_QUEUE_SIZE ? rx_buf_of[id] : -1;
-
-			if (b < 0)
-				continue;
-			rx_buf_of[id] = -1;
-			rx_bytes(rx_pool + b * RX_BUF_SIZE, len < RX_BUF_SIZE ? len : RX_BUF_SIZE);
-		}
-		rx_fill(false);
+		while ((p = virtio_rx_get(&rx, &len)))
+			rx_bytes(p, len);
+		virtio_rx_fill(&rx, false);
 	}
 	return 0;
 }
@@ -319,13 +286,12 @@ void virtio_console_start(void)
 {
 	if (!virtio_console_active())
 		return;
-	rx_pool = page_zalloc(1);
 	_Static_assert(RX_BUFS * RX_BUF_SIZE <= PAGE_SIZE, "receive buffers in one page");
-	if (!rx_pool) {
+	if (virtio_rx_init(&rx, dev, PLUGVM_VIRTIO_RXQ, RX_BUFS, RX_BUF_SIZE)) {
 		pr_warn("virtio-console: no memory for input\n");
 		return;
 	}
-	rx_fill(true);
+	virtio_rx_fill(&rx, true);
 	vcon_thread = thread_run("vcon", vcon_main, NULL, VCON_PRIO, THREAD_ANY_CPU);
 	if (!vcon_thread)
 		pr_warn("virtio-console: cannot start the input thread\n");

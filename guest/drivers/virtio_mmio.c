@@ -38,17 +38,6 @@ static void wr(const struct virtio_dev *d, unsigned off, uint32_t v)
 	*(volatile uint32_t *)(uintptr_t)(d->base + off) = v;
 }
 
-static bool plugvm_feature(uint32_t bit)
-{
-	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
-
-	if (r.ebx != PLUGVM_CPUID_SIG_EBX || r.ecx != PLUGVM_CPUID_SIG_ECX ||
-	    r.edx != PLUGVM_CPUID_SIG_EDX || r.eax < PLUGVM_CPUID_INFO)
-		return false;
-	r = cpuid(PLUGVM_CPUID_INFO, 0);
-	return (r.eax >> 16) == PLUGVM_ABI_MAJOR && (r.edx & bit);
-}
-
 /* A window the identity map covers uncached (the top GiB below 4 GiB, see entry.S). */
 static bool window_ok(uint64_t base, uint64_t size)
 {
@@ -493,4 +482,65 @@ int virtio_tx_send(struct virtio_tx *tx, const void *p, size_t n, uint64_t wait_
 	__atomic_store_n(&tx->owner, -1, __ATOMIC_RELAXED);
 	spin_unlock_irqrestore(&tx->lock, flags);
 	return ret;
+}
+
+/* ---- receive buffer pools ------------------------------------------------------------- */
+
+int virtio_rx_init(struct virtio_rx *rx, struct virtio_dev *d, unsigned q, unsigned nbufs,
+		   unsigned buf_size)
+{
+	unsigned i;
+
+	if (nbufs * buf_size > PAGE_SIZE || nbufs > 127)
+		return -22;
+	rx->dev = d;
+	rx->q = q;
+	rx->nbufs = nbufs;
+	rx->buf_size = buf_size;
+	for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
+		rx->buf_of[i] = -1;
+	rx->pool = page_zalloc(1);
+	return rx->pool ? 0 : -12;
+}
+
+void virtio_rx_fill(struct virtio_rx *rx, bool all)
+{
+	struct virtq *vq = &rx->dev->vq[rx->q];
+	bool posted[128] = { false };
+	unsigned i;
+	int id;
+
+	if (all)
+		for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
+			rx->buf_of[i] = -1;
+	for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
+		if (rx->buf_of[i] >= 0)
+			posted[rx->buf_of[i]] = true;
+	for (i = 0; i < rx->nbufs; i++) {
+		if (posted[i])
+			continue;
+		id = virtq_add(vq, rx->pool + i * rx->buf_size, rx->buf_size, true);
+		if (id < 0)
+			break;
+		rx->buf_of[id] = (int8_t)i;
+	}
+	virtq_kick(rx->dev, rx->q);
+}
+
+const uint8_t *virtio_rx_get(struct virtio_rx *rx, uint32_t *len)
+{
+	struct virtq *vq = &rx->dev->vq[rx->q];
+	int id, b;
+
+	/* A used id we did not post (a confused device) is skipped. */
+	while ((id = virtq_get_used(vq, len)) >= 0) {
+		b = id < VIRTIO_QUEUE_SIZE ? rx->buf_of[id] : -1;
+		if (b < 0)
+			continue;
+		rx->buf_of[id] = -1;
+		if (*len > rx->buf_size)
+			*len = rx->buf_size;
+		return rx->pool + (unsigned)b * rx->buf_size;
+	}
+	return NULL;
 }

@@ -104,6 +104,25 @@ int virtq_get_used(struct virtq *vq, uint32_t *len);
 /* Ask the device not to interrupt for this queue's used buffers (a hint, 2.7.7). */
 void virtq_no_interrupt(struct virtq *vq, bool off);
 
+/*
+ * A pool of `nbufs` receive buffers of `buf_size` bytes in one page, posted on a device-
+ * writable queue. Used by one thread (the queue's owner), which takes filled buffers with
+ * virtio_rx_get() and gives each back with virtio_rx_fill() once it handled the bytes.
+ */
+struct virtio_rx {
+	struct virtio_dev *dev;
+	unsigned q, nbufs, buf_size;
+	uint8_t *pool;
+	int8_t buf_of[VIRTIO_QUEUE_SIZE]; /* descriptor id -> buffer, or -1 */
+};
+/* Allocate the page. 0, or -12 (ENOMEM). */
+int virtio_rx_init(struct virtio_rx *rx, struct virtio_dev *d, unsigned q, unsigned nbufs,
+		   unsigned buf_size);
+/* Post every buffer that is not posted (`all`: the queue was reset, post them all). */
+void virtio_rx_fill(struct virtio_rx *rx, bool all);
+/* The next filled buffer and its length, or NULL. It stays ours until virtio_rx_fill(). */
+const uint8_t *virtio_rx_get(struct virtio_rx *rx, uint32_t *len);
+
 /* For the self-tests that post malformed rings: publish descriptor `head` as is. */
 void virtq_publish_raw(struct virtq *vq, uint16_t head);
 /* Store avail->idx = avail_idx + `ahead` (breaks the ring on purpose), and notify. */

@@ -35,14 +35,12 @@ uint32_t arch_timer_khz(void)
 /* LAPIC timer rate: CPUID (plugvm leaf, then the timing leaf), else measured against the TSC. */
 static uint32_t find_lapic_khz(void)
 {
-	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
+	struct cpuid_regs r;
 	uint64_t t0, t1;
 	uint32_t start, left;
 
-	if (r.ebx == PLUGVM_CPUID_SIG_EBX && r.ecx == PLUGVM_CPUID_SIG_ECX &&
-	    r.edx == PLUGVM_CPUID_SIG_EDX && r.eax >= PLUGVM_CPUID_INFO &&
-	    cpuid(PLUGVM_CPUID_INFO, 0).ecx)
-		return cpuid(PLUGVM_CPUID_INFO, 0).ecx;
+	if (plugvm_info(&r) && r.ecx)
+		return r.ecx;
 	if ((cpuid(1, 0).ecx & (1u << 31)) &&
 	    cpuid(PLUGVM_CPUID_KVM_BASE, 0).eax >= PLUGVM_CPUID_TIMING &&
 	    cpuid(PLUGVM_CPUID_TIMING, 0).ebx)

@@ -104,15 +104,9 @@ static int direct_start = -1;
 
 static bool use_direct_start(void)
 {
-	if (direct_start < 0) {
-		struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
-
-		direct_start = r.ebx == PLUGVM_CPUID_SIG_EBX && r.ecx == PLUGVM_CPUID_SIG_ECX &&
-			       r.edx == PLUGVM_CPUID_SIG_EDX && r.eax >= PLUGVM_CPUID_INFO &&
-			       (cpuid(PLUGVM_CPUID_INFO, 0).eax >> 16) == PLUGVM_ABI_MAJOR &&
-			       (cpuid(PLUGVM_CPUID_INFO, 0).edx & PLUGVM_FEATURE_DIRECT_START) &&
+	if (direct_start < 0)
+		direct_start = plugvm_feature(PLUGVM_FEATURE_DIRECT_START) &&
 			       cmdline_uint("smp.direct_start", 1) != 0;
-	}
 	return direct_start;
 }
 

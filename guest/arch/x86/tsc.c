@@ -57,12 +57,9 @@ void arch_udelay(uint64_t us)
 
 static uint32_t from_plugvm_leaf(void)
 {
-	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
+	struct cpuid_regs r;
 
-	if (r.ebx != PLUGVM_CPUID_SIG_EBX || r.ecx != PLUGVM_CPUID_SIG_ECX ||
-	    r.edx != PLUGVM_CPUID_SIG_EDX || r.eax < PLUGVM_CPUID_INFO)
-		return 0;
-	return cpuid(PLUGVM_CPUID_INFO, 0).ebx;
+	return plugvm_info(&r) ? r.ebx : 0;
 }
 
 static uint32_t from_timing_leaf(void)

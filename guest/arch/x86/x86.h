@@ -3,7 +3,10 @@
 #ifndef PLUGVM_GUEST_X86_H
 #define PLUGVM_GUEST_X86_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "plugvm_abi.h"
 
 static inline void outb(uint16_t port, uint8_t v)
 {
@@ -78,6 +81,29 @@ static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
 			 : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
 			 : "a"(leaf), "c"(subleaf));
 	return r;
+}
+
+/*
+ * plugvm's info leaf (EAX ABI, EBX TSC kHz, ECX LAPIC kHz, EDX features) into *info: true
+ * only under plugvm with this ABI major. Elsewhere no plugvm extension may be used.
+ */
+static inline bool plugvm_info(struct cpuid_regs *info)
+{
+	struct cpuid_regs r = cpuid(PLUGVM_CPUID_BASE, 0);
+
+	if (r.ebx != PLUGVM_CPUID_SIG_EBX || r.ecx != PLUGVM_CPUID_SIG_ECX ||
+	    r.edx != PLUGVM_CPUID_SIG_EDX || r.eax < PLUGVM_CPUID_INFO)
+		return false;
+	*info = cpuid(PLUGVM_CPUID_INFO, 0);
+	return (info->eax >> 16) == PLUGVM_ABI_MAJOR;
+}
+
+/* A PLUGVM_FEATURE_* bit of the info leaf (false off plugvm). */
+static inline bool plugvm_feature(uint32_t bit)
+{
+	struct cpuid_regs r;
+
+	return plugvm_info(&r) && (r.edx & bit);
 }
 
 static inline uint64_t read_cr2(void)
