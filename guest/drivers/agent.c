@@ -36,9 +36,8 @@
 
 static struct virtio_dev *dev;
 static struct virtio_tx tx;
-static struct thread *agent_thread;
+static struct virtio_wait waiter;
 static struct mutex dev_mutex;
-static volatile int rx_pending, reset_pending;
 static bool session; /* HELLO sent: events flow */
 
 /* The agent thread (or whoever holds dev_mutex): */
@@ -54,13 +53,6 @@ static void count(uint64_t *c)
 }
 
 /* ---- sending --------------------------------------------------------------------- */
-
-static void wake_for_reset(void)
-{
-	__atomic_store_n(&reset_pending, 1, __ATOMIC_RELEASE);
-	if (agent_thread)
-		thread_wake(agent_thread);
-}
 
 static int send_msg(uint16_t type, uint32_t flags, uint32_t id, int32_t status, const void *payload,
 		    uint32_t len, uint64_t wait_ns)
@@ -80,7 +72,7 @@ static int send_msg(uint16_t type, uint32_t flags, uint32_t id, int32_t status, 
 		memcpy(m.payload, payload, len);
 	err = virtio_tx_send(&tx, &m, sizeof(m), wait_ns);
 	if (err == -5)
-		wake_for_reset();
+		virtio_wait_request_reset(&waiter);
 	return err;
 }
 
@@ -508,29 +500,15 @@ static int reinit(void)
 {
 	int err;
 
-	virtio_tx_pause(&tx, true);
 	WRITE_ONCE(session, false);
-	err = virtio_dev_init(dev, 2);
+	err = virtio_dev_start(dev, &tx);
 	if (err)
 		return err;
-	virtq_no_interrupt(&dev->vq[PLUGVM_VIRTIO_TXQ], true);
-	virtio_tx_pause(&tx, false);
 	frame_have = 0;
 	if (rx.pool)
 		virtio_rx_fill(&rx, true);
 	count(&stats.resets);
 	return send_hello();
-}
-
-static void agent_irq(struct virtio_dev *d, uint32_t isr, void *arg)
-{
-	(void)arg;
-	if (isr & VIRTIO_MMIO_INT_VRING)
-		__atomic_store_n(&rx_pending, 1, __ATOMIC_RELEASE);
-	if ((isr & VIRTIO_MMIO_INT_CONFIG) && virtio_dev_needs_reset(d))
-		__atomic_store_n(&reset_pending, 1, __ATOMIC_RELEASE);
-	if (agent_thread)
-		thread_wake(agent_thread);
 }
 
 /* Take what arrived, answer it, repost the buffers. dev_mutex held. */
@@ -558,16 +536,10 @@ static int agent_main(void *arg)
 	cpuhp_set_trace(agent_trace);
 	WRITE_ONCE(lockdep_report_hook, agent_lockdep);
 	for (;;) {
-		thread_prepare_sleep();
-		if (!__atomic_exchange_n(&rx_pending, 0, __ATOMIC_ACQ_REL) &&
-		    !__atomic_load_n(&reset_pending, __ATOMIC_ACQUIRE)) {
-			thread_sleep();
-			continue;
-		}
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		bool reset = virtio_wait_next(&waiter, dev);
+
 		mutex_lock(&dev_mutex);
-		if (__atomic_exchange_n(&reset_pending, 0, __ATOMIC_ACQ_REL) &&
-		    virtio_dev_needs_reset(dev)) {
+		if (reset) {
 			int err = reinit();
 
 			if (err)
@@ -587,15 +559,13 @@ bool agent_init(void)
 	if (!dev)
 		return false;
 	if (virtio_tx_init(&tx, "agent_tx", dev, PLUGVM_VIRTIO_TXQ, TX_BUFS, MSG_SIZE) ||
-	    virtio_dev_init(dev, 2)) {
+	    virtio_dev_start(dev, &tx)) {
 		pr_warn("agent: cannot start the agent channel\n");
 		dev = NULL;
 		return false;
 	}
-	virtq_no_interrupt(&dev->vq[PLUGVM_VIRTIO_TXQ], true);
-	virtio_tx_pause(&tx, false);
 	mutex_init(&dev_mutex, "agent_dev");
-	virtio_dev_set_irq(dev, agent_irq, NULL);
+	virtio_dev_set_irq(dev, virtio_wait_irq, &waiter);
 	return true;
 }
 
@@ -609,14 +579,15 @@ void agent_start(void)
 		pr_warn("agent: no memory for the receive buffers\n");
 		return;
 	}
-	agent_thread = thread_run("agent", agent_main, NULL, AGENT_PRIO, THREAD_ANY_CPU);
-	if (!agent_thread)
+	WRITE_ONCE(waiter.thread,
+		   thread_run("agent", agent_main, NULL, AGENT_PRIO, THREAD_ANY_CPU));
+	if (!waiter.thread)
 		pr_warn("agent: cannot start the agent thread\n");
 }
 
 struct virtio_dev *agent_device_claim(void)
 {
-	if (!dev || !agent_thread)
+	if (!dev || !waiter.thread)
 		return NULL;
 	mutex_lock(&dev_mutex);
 	WRITE_ONCE(session, false);

@@ -37,8 +37,7 @@
 static struct virtio_dev *dev;
 static struct virtio_tx tx;
 static bool active; /* registered as the console, not fallen back */
-static struct thread *vcon_thread;
-static volatile int rx_pending, reset_pending;
+static struct virtio_wait waiter;
 
 /* The "vcon" thread only: */
 static struct virtio_rx rx;
@@ -75,9 +74,7 @@ static void vcon_write(struct console *con, const char *s, size_t n)
 	/* Paused (being reset), re-entered, or the device failed: these bytes go to the 16550. */
 	uart_write_direct(s, n);
 	if (err == -5) {
-		__atomic_store_n(&reset_pending, 1, __ATOMIC_RELEASE);
-		if (vcon_thread)
-			thread_wake(vcon_thread);
+		virtio_wait_request_reset(&waiter);
 	} else if (err == -110) {
 		con->enabled = false;
 		fall_back("the device stopped consuming output", err);
@@ -85,17 +82,6 @@ static void vcon_write(struct console *con, const char *s, size_t n)
 }
 
 static struct console vcon_console = { .name = "hvc0", .write = vcon_write };
-
-static void vcon_irq(struct virtio_dev *d, uint32_t isr, void *arg)
-{
-	(void)arg;
-	if (isr & VIRTIO_MMIO_INT_VRING)
-		__atomic_store_n(&rx_pending, 1, __ATOMIC_RELEASE);
-	if ((isr & VIRTIO_MMIO_INT_CONFIG) && virtio_dev_needs_reset(d))
-		__atomic_store_n(&reset_pending, 1, __ATOMIC_RELEASE);
-	if (vcon_thread)
-		thread_wake(vcon_thread);
-}
 
 static bool option_off(void)
 {
@@ -114,15 +100,12 @@ bool virtio_console_init(void)
 	if (!dev)
 		return false;
 	if (virtio_tx_init(&tx, "vcon_tx", dev, PLUGVM_VIRTIO_TXQ, TX_BUFS, TX_BUF_SIZE) ||
-	    virtio_dev_init(dev, 2)) {
+	    virtio_dev_start(dev, &tx)) {
 		pr_warn("virtio-console: cannot start: the 16550 stays the console\n");
 		dev = NULL;
 		return false;
 	}
-	/* Output is consumed on the notify: used-buffer interrupts would be pure overhead. */
-	virtq_no_interrupt(&dev->vq[PLUGVM_VIRTIO_TXQ], true);
-	virtio_tx_pause(&tx, false);
-	virtio_dev_set_irq(dev, vcon_irq, NULL);
+	virtio_dev_set_irq(dev, virtio_wait_irq, &waiter);
 	WRITE_ONCE(active, true);
 	console_register(&vcon_console);
 	uart_console_mute(true);
@@ -241,15 +224,12 @@ static void vcon_reinit(void)
 {
 	int err;
 
-	virtio_tx_pause(&tx, true);
-	err = virtio_dev_init(dev, 2);
+	err = virtio_dev_start(dev, &tx);
 	if (err) {
 		vcon_console.enabled = false;
 		fall_back("cannot re-initialise the device", err);
 		return;
 	}
-	virtq_no_interrupt(&dev->vq[PLUGVM_VIRTIO_TXQ], true);
-	virtio_tx_pause(&tx, false);
 	virtio_rx_fill(&rx, true);
 	printk("virtio-console: device reset and re-initialised\n");
 }
@@ -261,17 +241,11 @@ static int vcon_main(void *arg)
 		const uint8_t *p;
 		uint32_t len;
 
-		thread_prepare_sleep();
-		if (!__atomic_exchange_n(&rx_pending, 0, __ATOMIC_ACQ_REL) &&
-		    !__atomic_load_n(&reset_pending, __ATOMIC_ACQUIRE)) {
-			thread_sleep();
-			continue;
-		}
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		bool reset = virtio_wait_next(&waiter, dev);
+
 		if (!READ_ONCE(active))
 			return 0;
-		if (__atomic_exchange_n(&reset_pending, 0, __ATOMIC_ACQ_REL) &&
-		    virtio_dev_needs_reset(dev)) {
+		if (reset) {
 			vcon_reinit();
 			continue;
 		}
@@ -292,8 +266,8 @@ void virtio_console_start(void)
 		return;
 	}
 	virtio_rx_fill(&rx, true);
-	vcon_thread = thread_run("vcon", vcon_main, NULL, VCON_PRIO, THREAD_ANY_CPU);
-	if (!vcon_thread)
+	WRITE_ONCE(waiter.thread, thread_run("vcon", vcon_main, NULL, VCON_PRIO, THREAD_ANY_CPU));
+	if (!waiter.thread)
 		pr_warn("virtio-console: cannot start the input thread\n");
 	else
 		pr_debug("virtio-console: input ready (type help)\n");

@@ -15,6 +15,7 @@
 #include "kernel/cpu.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
+#include "kernel/sched.h"
 #include "kernel/string.h"
 #include "plugvm_abi.h"
 #include "plugvm_virtio.h"
@@ -543,4 +544,52 @@ const uint8_t *virtio_rx_get(struct virtio_rx *rx, uint32_t *len)
 		return rx->pool + (unsigned)b * rx->buf_size;
 	}
 	return NULL;
+}
+
+/* ---- the owner thread's wake-ups ----------------------------------------------------- */
+
+void virtio_wait_irq(struct virtio_dev *d, uint32_t isr, void *arg)
+{
+	struct virtio_wait *w = arg;
+
+	if (isr & VIRTIO_MMIO_INT_VRING)
+		__atomic_store_n(&w->rx_pending, 1, __ATOMIC_RELEASE);
+	if ((isr & VIRTIO_MMIO_INT_CONFIG) && virtio_dev_needs_reset(d))
+		__atomic_store_n(&w->reset_pending, 1, __ATOMIC_RELEASE);
+	if (READ_ONCE(w->thread))
+		thread_wake(w->thread);
+}
+
+void virtio_wait_request_reset(struct virtio_wait *w)
+{
+	__atomic_store_n(&w->reset_pending, 1, __ATOMIC_RELEASE);
+	if (READ_ONCE(w->thread))
+		thread_wake(w->thread);
+}
+
+bool virtio_wait_next(struct virtio_wait *w, struct virtio_dev *d)
+{
+	for (;;) {
+		thread_prepare_sleep();
+		if (__atomic_exchange_n(&w->rx_pending, 0, __ATOMIC_ACQ_REL) ||
+		    __atomic_load_n(&w->reset_pending, __ATOMIC_ACQUIRE))
+			break;
+		thread_sleep();
+	}
+	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	return __atomic_exchange_n(&w->reset_pending, 0, __ATOMIC_ACQ_REL) &&
+	       virtio_dev_needs_reset(d);
+}
+
+int virtio_dev_start(struct virtio_dev *d, struct virtio_tx *tx)
+{
+	int err;
+
+	virtio_tx_pause(tx, true);
+	err = virtio_dev_init(d, 2);
+	if (err)
+		return err;
+	virtq_no_interrupt(&d->vq[PLUGVM_VIRTIO_TXQ], true);
+	virtio_tx_pause(tx, false);
+	return 0;
 }

@@ -123,6 +123,30 @@ void virtio_rx_fill(struct virtio_rx *rx, bool all);
 /* The next filled buffer and its length, or NULL. It stays ours until virtio_rx_fill(). */
 const uint8_t *virtio_rx_get(struct virtio_rx *rx, uint32_t *len);
 
+/*
+ * What a device's owner thread waits for: used receive buffers, or the reset the device
+ * asked for (NEEDS_RESET, seen by the interrupt or by a sender). virtio_wait_irq is the
+ * virtio_dev_set_irq() callback, with the struct virtio_wait as its argument.
+ */
+struct thread;
+struct virtio_tx;
+struct virtio_wait {
+	struct thread *thread; /* the owner, once it runs */
+	int rx_pending, reset_pending;
+};
+void virtio_wait_irq(struct virtio_dev *d, uint32_t isr, void *arg);
+/* Ask the owner thread to check for a reset. Any context. */
+void virtio_wait_request_reset(struct virtio_wait *w);
+/* The owner sleeps until something is pending; true when `d` needs a reset now. */
+bool virtio_wait_next(struct virtio_wait *w, struct virtio_dev *d);
+
+/*
+ * (Re)start a two-queue device whose transmitq (PLUGVM_VIRTIO_TXQ) `tx` feeds: senders
+ * paused, virtio_dev_init(), no used-buffer interrupts for the transmitq (it is consumed
+ * on the notify), senders resumed. 0 or the virtio_dev_init() error (senders stay paused).
+ */
+int virtio_dev_start(struct virtio_dev *d, struct virtio_tx *tx);
+
 /* For the self-tests that post malformed rings: publish descriptor `head` as is. */
 void virtq_publish_raw(struct virtq *vq, uint16_t head);
 /* Store avail->idx = avail_idx + `ahead` (breaks the ring on purpose), and notify. */

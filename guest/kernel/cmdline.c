@@ -115,37 +115,6 @@ bool cmdline_flag(const char *name)
 	return on;
 }
 
-uint64_t cmdline_uint(const char *name, uint64_t def)
-{
-	size_t len, i = 0;
-	const char *v = cmdline_value(name, &len);
-	uint64_t n = 0, base = 10;
-
-	if (!v || !len)
-		return def;
-	if (len > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
-		base = 16;
-		i = 2;
-	}
-	for (; i < len; i++) {
-		unsigned d;
-		char c = v[i];
-
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (base == 16 && c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else if (base == 16 && c >= 'A' && c <= 'F')
-			d = (unsigned)(c - 'A' + 10);
-		else
-			return def;
-		if (n > (UINT64_MAX - d) / base)
-			return def;
-		n = n * base + d;
-	}
-	return n;
-}
-
 /* Parse a number (decimal or 0x hex) at v[*i], up to len; false if there is no digit. */
 static bool parse_num(const char *v, size_t len, size_t *i, uint64_t *out)
 {
@@ -175,6 +144,18 @@ static bool parse_num(const char *v, size_t len, size_t *i, uint64_t *out)
 	}
 	*out = n;
 	return *i > start;
+}
+
+uint64_t cmdline_uint(const char *name, uint64_t def)
+{
+	size_t len, i = 0;
+	const char *v = cmdline_value(name, &len);
+	uint64_t n;
+
+	/* The whole value must be the number. */
+	if (!v || !parse_num(v, len, &i, &n) || i != len)
+		return def;
+	return n;
 }
 
 bool cmdline_parse_mmio_device(const char *v, size_t len, uint64_t *size, uint64_t *base,
