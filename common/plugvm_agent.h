@@ -3,7 +3,9 @@
  * The agent channel (virtio slot PLUGVM_VIRTIO_SLOT_AGENT, see plugvm_virtio.h): what
  * ACPI cannot say. The host asks the guest's agent thread to move a CPU to any cpuhp
  * state, to fail a state, for statistics, to run a workload; the guest answers and also
- * reports events (every cpuhp state a CPU passes, lock-validator warnings) on its own.
+ * reports events on its own: every cpuhp callback a CPU runs (the states that do
+ * something; markers have none), and lock-validator warnings. Events flow from the
+ * agent's HELLO on (after the boot-time bring-up).
  *
  * Framing: both directions carry a byte stream of fixed-size messages of
  * PLUGVM_AGENT_MSG_SIZE bytes (little-endian, the layouts below). A receiver that finds

@@ -24,6 +24,7 @@
 #include "kernel/sched.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
+#include "kernel/wait.h"
 #include "plugvm_agent.h"
 #include "plugvm_virtio.h"
 
@@ -37,6 +38,7 @@
 static struct virtio_dev *dev;
 static struct virtio_tx tx;
 static struct virtio_wait waiter;
+static struct completion ready; /* the agent thread said hello and hooked its events */
 static struct mutex dev_mutex;
 static bool session; /* HELLO sent: events flow */
 
@@ -535,6 +537,7 @@ static int agent_main(void *arg)
 	/* Events from now on; the boot bring-up is over (see agent.h). */
 	cpuhp_set_trace(agent_trace);
 	WRITE_ONCE(lockdep_report_hook, agent_lockdep);
+	complete(&ready);
 	for (;;) {
 		bool reset = virtio_wait_next(&waiter, dev);
 
@@ -579,10 +582,14 @@ void agent_start(void)
 		pr_warn("agent: no memory for the receive buffers\n");
 		return;
 	}
+	completion_init(&ready);
 	WRITE_ONCE(waiter.thread,
 		   thread_run("agent", agent_main, NULL, AGENT_PRIO, THREAD_ANY_CPU));
 	if (!waiter.thread)
 		pr_warn("agent: cannot start the agent thread\n");
+	/* What runs after us (self-tests, hotplug) is seen by the host's agent session. */
+	else if (!wait_for_completion_timeout(&ready, 1000000000ull))
+		pr_warn("agent: the agent thread did not start within 1 s\n");
 }
 
 struct virtio_dev *agent_device_claim(void)

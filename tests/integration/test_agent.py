@@ -262,3 +262,22 @@ def test_without_an_agent_commands_fail_cleanly(tmp_path):
         q.wait_event("DEVICE_DELETED", TIMEOUT)
         q.cmd("quit")
         assert vm.wait_exit() == 0, vm.transcript()
+
+
+def test_lock_validator_warnings_become_qmp_events(tmp_path):
+    # The guest's lock_inversion self-test takes two locks in both orders on purpose; the
+    # validator's report reaches the host as an EV_LOCKDEP agent event, and QMP clients
+    # get GUEST_LOCKDEP_WARNING. -S: the client is there before the guest runs.
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("-S", "--smp", "2", "--qmp", path, "--append",
+                "selftest=lock_inversion selftest.stay")
+    with vm:
+        wait_socket(path)
+        with Qmp(path, timeout=TIMEOUT) as q:
+            q.cmd("cont")
+            ev = q.wait_event("GUEST_LOCKDEP_WARNING", TIMEOUT)["data"]
+            assert ev["type"] == 0 and {ev["lock"], ev["held"]} == {"selftest.A", "selftest.B"}, ev
+            vm.wait_for(r"^selftest: done \(all passed\), staying up$", TIMEOUT)
+            assert q.cmd("query-locks")["reports"] >= 1
+            q.cmd("quit")
+        assert vm.wait_exit() == 0, vm.transcript()
