@@ -46,14 +46,14 @@
 #define PLUGVM_AGENT_EV_LOCKDEP 0x101 /* plugvm_agent_ev_lockdep */
 
 /* Status values (negated Linux errno). */
-#define PLUGVM_AGENT_OK	     0
-#define PLUGVM_AGENT_EIO     (-5) /* a state's callback failed: rolled back */
-#define PLUGVM_AGENT_EBUSY   (-16) /* e.g. a workload already running */
-#define PLUGVM_AGENT_ENODEV  (-19) /* CPU not present */
-#define PLUGVM_AGENT_EINVAL  (-22) /* bad CPU, state or argument */
-#define PLUGVM_AGENT_ENOSPC  (-28)
-#define PLUGVM_AGENT_EPROTO  (-71) /* malformed message */
-#define PLUGVM_AGENT_ENOSYS  (-38) /* unknown request type */
+#define PLUGVM_AGENT_OK	    0
+#define PLUGVM_AGENT_EIO    (-5) /* a state's callback failed: rolled back */
+#define PLUGVM_AGENT_EBUSY  (-16) /* e.g. a workload already running */
+#define PLUGVM_AGENT_ENODEV (-19) /* CPU not present */
+#define PLUGVM_AGENT_EINVAL (-22) /* bad CPU, state or argument */
+#define PLUGVM_AGENT_ENOSPC (-28)
+#define PLUGVM_AGENT_EPROTO (-71) /* malformed message */
+#define PLUGVM_AGENT_ENOSYS (-38) /* unknown request type */
 
 struct plugvm_agent_hdr {
 	uint32_t magic; /* PLUGVM_AGENT_MAGIC */
@@ -225,7 +225,8 @@ _Static_assert(sizeof(struct plugvm_agent_ev_state) == 24, "state event");
 
 #define PLUGVM_AGENT_LOCK_NAME 48
 struct plugvm_agent_ev_lockdep {
-	uint32_t type; /* enum lockdep_report_type: 0 inversion, 1 recursion, 2 bad release, 3 not held, 4 held, 5-7 validator off */
+	uint32_t
+	    type; /* enum lockdep_report_type: 0 inversion, 1 recursion, 2 bad release, 3 not held, 4 held, 5-7 validator off */
 	uint32_t cpu;
 	char lock[PLUGVM_AGENT_LOCK_NAME]; /* NUL-terminated */
 	char held[PLUGVM_AGENT_LOCK_NAME]; /* the other lock involved, or "" */

@@ -15,8 +15,10 @@ void agent_framer_reset(struct agent_framer *f)
 /* Drop bytes at the front of the buffer up to the next possible magic. */
 static void resync(struct agent_framer *f)
 {
-	static const uint8_t magic[4] = { PLUGVM_AGENT_MAGIC & 0xff, (PLUGVM_AGENT_MAGIC >> 8) & 0xff,
-					  (PLUGVM_AGENT_MAGIC >> 16) & 0xff, PLUGVM_AGENT_MAGIC >> 24 };
+	static const uint8_t magic[4] = { PLUGVM_AGENT_MAGIC & 0xff,
+					  (PLUGVM_AGENT_MAGIC >> 8) & 0xff,
+					  (PLUGVM_AGENT_MAGIC >> 16) & 0xff,
+					  PLUGVM_AGENT_MAGIC >> 24 };
 	size_t i, k;
 
 	for (i = 1; i < f->have; i++) {

@@ -36,8 +36,18 @@ struct control_agent {
 	struct op *targets; /* set-target requests in flight (they collect STATE events) */
 };
 
-enum op_kind { OP_STATES, OP_CPUS, OP_TARGET, OP_FAIL, OP_TIMERS, OP_SCHED, OP_LOCKS,
-	       OP_WORK_START, OP_WORK_STOP, OP_REFRESH };
+enum op_kind {
+	OP_STATES,
+	OP_CPUS,
+	OP_TARGET,
+	OP_FAIL,
+	OP_TIMERS,
+	OP_SCHED,
+	OP_LOCKS,
+	OP_WORK_START,
+	OP_WORK_STOP,
+	OP_REFRESH
+};
 
 struct op {
 	enum op_kind kind;
@@ -88,7 +98,8 @@ static void add_state(struct vm *vm, struct json_object *o, const char *key, int
 {
 	char buf[16], idkey[32];
 
-	json_object_object_add(o, key, json_object_new_string(state_name(vm, id, buf, sizeof(buf))));
+	json_object_object_add(o, key,
+			       json_object_new_string(state_name(vm, id, buf, sizeof(buf))));
 	snprintf(idkey, sizeof(idkey), "%s-id", key);
 	json_object_object_add(o, idkey, json_object_new_int(id));
 }
@@ -103,13 +114,15 @@ static void set_guest_error(struct qmp_error *err, int status, const char *what)
 			      what);
 		break;
 	case AGENT_ETIMEDOUT:
-		qmp_error_set(err, "GenericError", "%s: the guest agent did not answer in time", what);
+		qmp_error_set(err, "GenericError", "%s: the guest agent did not answer in time",
+			      what);
 		break;
 	case AGENT_ESHUTDOWN:
 		qmp_error_set(err, "GenericError", "%s: the VM is shutting down", what);
 		break;
 	case -EAGAIN:
-		qmp_error_set(err, "GenericError", "%s: the agent channel is full, try again", what);
+		qmp_error_set(err, "GenericError", "%s: the agent channel is full, try again",
+			      what);
 		break;
 	default:
 		qmp_error_set(err, "GenericError", "%s: the guest answered %s (%d)", what,
@@ -209,8 +222,10 @@ static struct json_object *cpu_json(struct vm *vm, const struct plugvm_agent_cpu
 	json_object_object_add(o, "cpu", json_object_new_int(c->cpu));
 	json_object_object_add(o, "present",
 			       json_object_new_boolean(c->flags & PLUGVM_AGENT_CPU_PRESENT));
-	json_object_object_add(o, "online", json_object_new_boolean(c->flags & PLUGVM_AGENT_CPU_ONLINE));
-	json_object_object_add(o, "active", json_object_new_boolean(c->flags & PLUGVM_AGENT_CPU_ACTIVE));
+	json_object_object_add(o, "online",
+			       json_object_new_boolean(c->flags & PLUGVM_AGENT_CPU_ONLINE));
+	json_object_object_add(o, "active",
+			       json_object_new_boolean(c->flags & PLUGVM_AGENT_CPU_ACTIVE));
 	add_state(vm, o, "state", c->state);
 	add_state(vm, o, "target", c->target);
 	if (c->fail_inject >= 0)
@@ -275,12 +290,15 @@ static void reply_states(struct vm *vm, struct op *op, const struct plugvm_agent
 		json_object_object_add(o, "name", json_object_new_string(ca->st[i].name));
 		json_object_object_add(o, "section",
 				       json_object_new_string(section_name(ca->st[i].section)));
-		json_object_object_add(o, "can-rest",
-				       json_object_new_boolean(ca->st[i].flags & PLUGVM_AGENT_STATE_CAN_REST));
-		json_object_object_add(o, "can-fail",
-				       json_object_new_boolean(ca->st[i].flags & PLUGVM_AGENT_STATE_CAN_FAIL));
-		json_object_object_add(o, "dynamic",
-				       json_object_new_boolean(ca->st[i].flags & PLUGVM_AGENT_STATE_DYNAMIC));
+		json_object_object_add(
+		    o, "can-rest",
+		    json_object_new_boolean(ca->st[i].flags & PLUGVM_AGENT_STATE_CAN_REST));
+		json_object_object_add(
+		    o, "can-fail",
+		    json_object_new_boolean(ca->st[i].flags & PLUGVM_AGENT_STATE_CAN_FAIL));
+		json_object_object_add(
+		    o, "dynamic",
+		    json_object_new_boolean(ca->st[i].flags & PLUGVM_AGENT_STATE_DYNAMIC));
 		json_object_array_add(op->acc, o);
 	}
 	op_finish(vm, op, json_object_get(op->acc), 0, NULL);
@@ -349,10 +367,12 @@ struct u64_field {
 	const char *key;
 	size_t off;
 };
-#define U64(type, member, key) { key, offsetof(type, member) }
+#define U64(type, member, key)              \
+	{                                   \
+		key, offsetof(type, member) \
+	}
 
-static void add_fields(struct json_object *o, const void *base, const struct u64_field *f,
-		       size_t n)
+static void add_fields(struct json_object *o, const void *base, const struct u64_field *f, size_t n)
 {
 	uint64_t v;
 	size_t i;
@@ -495,10 +515,11 @@ static void on_reply(struct vm *vm, void *ctx, int status, const struct plugvm_a
 		reply_target(vm, op, status, m);
 		return;
 	}
-	if (status && (op->kind == OP_TIMERS || op->kind == OP_SCHED) && m &&
-	    op->last > op->cpu && (status == PLUGVM_AGENT_ENODEV || status == PLUGVM_AGENT_EINVAL)) {
-		per_cpu_next(vm, op, op->kind == OP_TIMERS ? PLUGVM_AGENT_TIMER_STATS
-							   : PLUGVM_AGENT_SCHED_STATS);
+	if (status && (op->kind == OP_TIMERS || op->kind == OP_SCHED) && m && op->last > op->cpu &&
+	    (status == PLUGVM_AGENT_ENODEV || status == PLUGVM_AGENT_EINVAL)) {
+		per_cpu_next(vm, op,
+			     op->kind == OP_TIMERS ? PLUGVM_AGENT_TIMER_STATS
+						   : PLUGVM_AGENT_SCHED_STATS);
 		return;
 	}
 	if (status || !m) {
@@ -595,7 +616,8 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 		refresh_states(vm);
 		return;
 	}
-	if (m->hdr.type == PLUGVM_AGENT_EV_STATE && m->hdr.len >= sizeof(struct plugvm_agent_ev_state)) {
+	if (m->hdr.type == PLUGVM_AGENT_EV_STATE &&
+	    m->hdr.len >= sizeof(struct plugvm_agent_ev_state)) {
 		struct plugvm_agent_ev_state e;
 		struct json_object *o;
 		struct op *op;
@@ -604,7 +626,8 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 		o = json_object_new_object();
 		json_object_object_add(o, "cpu", json_object_new_int((int)e.cpu));
 		add_state(vm, o, "state", e.state);
-		json_object_object_add(o, "direction", json_object_new_string(e.up ? "up" : "down"));
+		json_object_object_add(o, "direction",
+				       json_object_new_string(e.up ? "up" : "down"));
 		add_u64(o, "ns", e.ns);
 		json_object_object_add(o, "result", json_object_new_int(e.result));
 		for (op = ca->targets; op; op = op->next_target) {
@@ -673,8 +696,9 @@ static int arg_state(struct vm *vm, struct json_object *v, bool allow_none, stru
 		if (allow_none && id == -1)
 			return -2;
 		if (id < 0 || id >= (int64_t)ca->nr_states) {
-			qmp_error_set(err, "GenericError", "state %lld is not a cpuhp state id (0..%u)",
-				      (long long)id, ca->nr_states ? ca->nr_states - 1 : 0);
+			qmp_error_set(err, "GenericError",
+				      "state %lld is not a cpuhp state id (0..%u)", (long long)id,
+				      ca->nr_states ? ca->nr_states - 1 : 0);
 			return -1;
 		}
 		return (int)id;
@@ -788,8 +812,8 @@ static struct json_object *cpuhp_fail(void *ctx, struct json_object *args, struc
 	return NULL;
 }
 
-static struct json_object *per_cpu_query(struct vm *vm, struct json_object *args,
-					 enum op_kind kind, uint16_t type, struct qmp_error *err)
+static struct json_object *per_cpu_query(struct vm *vm, struct json_object *args, enum op_kind kind,
+					 uint16_t type, struct qmp_error *err)
 {
 	struct plugvm_agent_hello h;
 	struct op *op;

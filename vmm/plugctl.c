@@ -510,12 +510,14 @@ static void states(struct conn *c)
 		printf("%-4s %-24s %-9s %s\n", "id", "name", "section", "allows");
 		for (i = 0; i < json_object_array_length(r); i++) {
 			struct json_object *e = json_object_array_get_idx(r, i), *v;
-			bool rest = json_object_object_get_ex(e, "can-rest", &v) && json_object_get_boolean(v);
-			bool fail = json_object_object_get_ex(e, "can-fail", &v) && json_object_get_boolean(v);
+			bool rest = json_object_object_get_ex(e, "can-rest", &v) &&
+				    json_object_get_boolean(v);
+			bool fail = json_object_object_get_ex(e, "can-fail", &v) &&
+				    json_object_get_boolean(v);
 
-			printf("%-4d %-24s %-9s %s%s%s\n", get_int(e, "id", NULL), get_str(e, "name", NULL),
-			       get_str(e, "section", NULL), rest ? "target" : "",
-			       rest && fail ? "," : "", fail ? "fail" : "");
+			printf("%-4d %-24s %-9s %s%s%s\n", get_int(e, "id", NULL),
+			       get_str(e, "name", NULL), get_str(e, "section", NULL),
+			       rest ? "target" : "", rest && fail ? "," : "", fail ? "fail" : "");
 		}
 	}
 	json_object_put(r);
@@ -535,8 +537,9 @@ static void cpuhp(struct conn *c)
 			bool present = json_object_object_get_ex(e, "present", &v) &&
 				       json_object_get_boolean(v);
 
-			printf("%-5d %-8s %-24s %-24s", get_int(e, "cpu", NULL), present ? "yes" : "no",
-			       get_str(e, "state", NULL), get_str(e, "target", NULL));
+			printf("%-5d %-8s %-24s %-24s", get_int(e, "cpu", NULL),
+			       present ? "yes" : "no", get_str(e, "state", NULL),
+			       get_str(e, "target", NULL));
 			if (get_str(e, "fail", NULL))
 				printf(" fail armed at %s", get_str(e, "fail", NULL));
 			if (get_str(e, "failed-state", NULL))
@@ -584,11 +587,13 @@ static int target(struct conn *c, long cpu, const char *state)
 		json_object_object_get_ex(r, "ns", &list);
 		if (ok)
 			printf("cpu %ld: %s -> %s in %.3f ms\n", cpu, get_str(r, "from", NULL),
-			       get_str(r, "state", NULL), (double)json_object_get_int64(list) / 1e6);
+			       get_str(r, "state", NULL),
+			       (double)json_object_get_int64(list) / 1e6);
 		else
-			printf("cpu %ld: failed at %s (error %d), rolled back to %s in %.3f ms\n", cpu,
-			       get_str(r, "failed-state", NULL), get_int(r, "error", NULL),
-			       get_str(r, "state", NULL), (double)json_object_get_int64(list) / 1e6);
+			printf("cpu %ld: failed at %s (error %d), rolled back to %s in %.3f ms\n",
+			       cpu, get_str(r, "failed-state", NULL), get_int(r, "error", NULL),
+			       get_str(r, "state", NULL),
+			       (double)json_object_get_int64(list) / 1e6);
 	}
 	json_object_put(r);
 	return ok ? 0 : EXIT_NO;
@@ -602,8 +607,8 @@ static void fail(struct conn *c, long cpu, const char *state)
 	json_object_object_add(args, "state", state_arg(state));
 	json_object_put(cmd(c, "cpuhp-fail", args));
 	if (!json_out)
-		printf("cpu %ld: %s%s\n", cpu, strcmp(state, "none") ? "next transition fails at " :
-							       "no failure armed",
+		printf("cpu %ld: %s%s\n", cpu,
+		       strcmp(state, "none") ? "next transition fails at " : "no failure armed",
 		       strcmp(state, "none") ? state : "");
 }
 
@@ -635,8 +640,8 @@ static void timers(struct conn *c, long cpu)
 		       get_int(e, "cpu", NULL), (long long)get_i64(e, "ticks"),
 		       (long long)get_i64(e, "softirqs"), (long long)get_i64(e, "callbacks"),
 		       (long long)get_i64(e, "remote-ops"), (long long)get_i64(e, "migrated-in"));
-		printf("  %-5s %10s %10s %10s %12s %12s\n", "level", "added", "cancelled", "expired",
-		       "late avg", "late max");
+		printf("  %-5s %10s %10s %10s %12s %12s\n", "level", "added", "cancelled",
+		       "expired", "late avg", "late max");
 		json_object_object_get_ex(e, "levels", &lv);
 		for (l = 0; l < json_object_array_length(lv); l++) {
 			struct json_object *x = json_object_array_get_idx(lv, l);
@@ -652,8 +657,9 @@ static void timers(struct conn *c, long cpu)
 		}
 	}
 	printf("(lateness in ticks of %lld ns)\n",
-	       json_object_array_length(r) ? (long long)get_i64(json_object_array_get_idx(r, 0), "tick-ns")
-					   : 0LL);
+	       json_object_array_length(r)
+		   ? (long long)get_i64(json_object_array_get_idx(r, 0), "tick-ns")
+		   : 0LL);
 	json_object_put(r);
 }
 
@@ -675,12 +681,13 @@ static void sched(struct conn *c, long cpu)
 	for (i = 0; i < json_object_array_length(r); i++) {
 		struct json_object *e = json_object_array_get_idx(r, i);
 
-		printf("%-4d %10lld %10lld %10lld %10lld %8lld %8lld %10lld %8lld\n",
-		       get_int(e, "cpu", NULL), (long long)get_i64(e, "switches"),
-		       (long long)get_i64(e, "preemptions"), (long long)get_i64(e, "wakeups-local"),
-		       (long long)get_i64(e, "wakeups-remote"), (long long)get_i64(e, "migrations-in"),
-		       (long long)get_i64(e, "migrations-out"), (long long)get_i64(e, "idle-entries"),
-		       (long long)get_i64(e, "resched-ipis"));
+		printf(
+		    "%-4d %10lld %10lld %10lld %10lld %8lld %8lld %10lld %8lld\n",
+		    get_int(e, "cpu", NULL), (long long)get_i64(e, "switches"),
+		    (long long)get_i64(e, "preemptions"), (long long)get_i64(e, "wakeups-local"),
+		    (long long)get_i64(e, "wakeups-remote"), (long long)get_i64(e, "migrations-in"),
+		    (long long)get_i64(e, "migrations-out"), (long long)get_i64(e, "idle-entries"),
+		    (long long)get_i64(e, "resched-ipis"));
 	}
 	json_object_put(r);
 }

@@ -850,8 +850,8 @@ void qmp_deferred_return(struct qmp_deferred *d, struct json_object *ret,
 		} else {
 			struct json_object *reply = json_object_new_object();
 
-			json_object_object_add(reply, "return",
-					       ret ? json_object_get(ret) : json_object_new_object());
+			json_object_object_add(
+			    reply, "return", ret ? json_object_get(ret) : json_object_new_object());
 			if (d->id)
 				json_object_object_add(reply, "id", json_object_get(d->id));
 			out_json(c, reply);

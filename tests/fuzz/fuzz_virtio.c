@@ -48,8 +48,8 @@ static void on_notify(struct virtio_mmio *d, unsigned q)
 			if (chain.seg[i].hva < lo || chain.seg[i].hva + chain.seg[i].len > hi)
 				abort();
 			if (q == 1)
-				agent_framer_feed(&framer, chain.seg[i].hva, chain.seg[i].len, on_frame,
-						  NULL);
+				agent_framer_feed(&framer, chain.seg[i].hva, chain.seg[i].len,
+						  on_frame, NULL);
 			else
 				memset(chain.seg[i].hva, 0x5a, chain.seg[i].len);
 		}
@@ -66,7 +66,10 @@ static void on_reset(struct virtio_mmio *d)
 }
 
 static const struct virtio_mmio_ops ops = {
-	.device_id = 3, .nr_queues = 2, .notify = on_notify, .reset = on_reset,
+	.device_id = 3,
+	.nr_queues = 2,
+	.notify = on_notify,
+	.reset = on_reset,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -120,8 +120,8 @@ static uint32_t negotiate(struct fixture *f, uint64_t features)
 	wr(f, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)features);
 	wr(f, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
 	wr(f, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)(features >> 32));
-	wr(f, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-					  VIRTIO_CONFIG_S_FEATURES_OK);
+	wr(f, VIRTIO_MMIO_STATUS,
+	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK);
 	return rd(f, VIRTIO_MMIO_STATUS);
 }
 
@@ -145,8 +145,9 @@ static void bring_up(struct fixture *f)
 	setup_queue(f, 0, QSIZE, DESC);
 	setup_queue(f, 1, QSIZE, DESC + 0x800);
 	assert_int_equal(rd(f, VIRTIO_MMIO_QUEUE_READY), 1);
-	wr(f, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-					  VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	wr(f, VIRTIO_MMIO_STATUS,
+	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_FEATURES_OK |
+	       VIRTIO_CONFIG_S_DRIVER_OK);
 	assert_true(rd(f, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_DRIVER_OK);
 }
 
@@ -206,12 +207,13 @@ static void test_feature_negotiation(void **state)
 
 	/* Without VERSION_1 (a legacy driver) and with bits nobody offered: refused. */
 	assert_false(negotiate(f, 0) & VIRTIO_CONFIG_S_FEATURES_OK);
-	assert_false(negotiate(f, (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_RING_F_INDIRECT_DESC)) &
-		     VIRTIO_CONFIG_S_FEATURES_OK);
+	assert_false(
+	    negotiate(f, (1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_RING_F_INDIRECT_DESC)) &
+	    VIRTIO_CONFIG_S_FEATURES_OK);
 	assert_false(negotiate(f, (1ull << VIRTIO_F_VERSION_1) | 1) & VIRTIO_CONFIG_S_FEATURES_OK);
 	/* DRIVER_OK without FEATURES_OK does not make the device live. */
-	wr(f, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
-					  VIRTIO_CONFIG_S_DRIVER_OK);
+	wr(f, VIRTIO_MMIO_STATUS,
+	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | VIRTIO_CONFIG_S_DRIVER_OK);
 	assert_false(rd(f, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_DRIVER_OK);
 	/* Accepted. */
 	assert_true(negotiate(f, 1ull << VIRTIO_F_VERSION_1) & VIRTIO_CONFIG_S_FEATURES_OK);
@@ -339,7 +341,8 @@ static void test_hostile_rings(void **state)
 	expect_broken(f, 0);
 	expect_broken(f, QSIZE + 3); /* head out of range */
 	for (i = 0; i < QSIZE; i++) /* a chain through every descriptor, then one more */
-		*desc(f, 1, i) = (struct vring_desc){ BUF, 10, VRING_DESC_F_NEXT, (uint16_t)((i + 1) % QSIZE) };
+		*desc(f, 1, i) =
+		    (struct vring_desc){ BUF, 10, VRING_DESC_F_NEXT, (uint16_t)((i + 1) % QSIZE) };
 	expect_broken(f, 0);
 	*desc(f, 1, 0) = (struct vring_desc){ BUF, 600000, VRING_DESC_F_NEXT, 1 }; /* > 1 MiB */
 	*desc(f, 1, 1) = (struct vring_desc){ BUF, 600000, 0, 0 };

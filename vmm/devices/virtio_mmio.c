@@ -252,7 +252,8 @@ static void write_reg(struct virtio_mmio *d, uint64_t off, uint32_t v)
 		if (d->drv_features_sel == 0)
 			d->driver_features = (d->driver_features & ~0xffffffffull) | v;
 		else if (d->drv_features_sel == 1)
-			d->driver_features = (d->driver_features & 0xffffffffull) | (uint64_t)v << 32;
+			d->driver_features = (d->driver_features & 0xffffffffull) | (uint64_t)v
+											<< 32;
 		else if (v)
 			d->driver_features |= 1ull << 63; /* a bit nobody offered: refused later */
 		return;
@@ -285,8 +286,9 @@ static void write_reg(struct virtio_mmio *d, uint64_t off, uint32_t v)
 		write_status(d, v);
 		return;
 	default:
-		log_guest_warn(&d->warn_rl, "%s: write of %#x to read-only or reserved register %#llx",
-			       d->name, v, (unsigned long long)off);
+		log_guest_warn(&d->warn_rl,
+			       "%s: write of %#x to read-only or reserved register %#llx", d->name,
+			       v, (unsigned long long)off);
 	}
 }
 
@@ -302,8 +304,8 @@ void virtio_mmio_access(struct virtio_mmio *d, uint64_t offset, uint8_t *data, u
 		if (!is_write)
 			for (i = 0; i < size; i++)
 				data[i] = off + i < d->ops->config_len
-						  ? ((const uint8_t *)d->ops->config)[off + i]
-						  : 0;
+					      ? ((const uint8_t *)d->ops->config)[off + i]
+					      : 0;
 	} else if (size != 4 || (offset & 3)) {
 		/* Registers are 32-bit (4.2.2.2): anything else is ignored, reads give 0. */
 		log_guest_warn(&d->warn_rl, "%s: %u-byte access at %#llx: not a 32-bit register",
@@ -365,8 +367,10 @@ int virtq_pop(struct virtio_mmio *d, unsigned q, bool want_write, struct virtq_c
 		void *hva;
 
 		if (n >= vq->num) {
-			virtio_mmio_fail(d, "queue %u: descriptor chain from %u longer than the "
-					    "queue (a loop?)", q, head);
+			virtio_mmio_fail(d,
+					 "queue %u: descriptor chain from %u longer than the "
+					 "queue (a loop?)",
+					 q, head);
 			return -1;
 		}
 		memcpy(&desc, descs + (size_t)next * sizeof(desc), sizeof(desc));
