@@ -186,13 +186,15 @@ static void run_line(const char *s, size_t n)
 		w++;
 	rest = w < n ? w + 1 : n;
 	if (word_is(s, w, "help"))
-		printk("monitor: help | echo TEXT | cpus | stats | poweroff\n");
+		printk("monitor: help | echo TEXT | cpus | stats | threads | poweroff\n");
 	else if (word_is(s, w, "echo"))
 		printk("%.*s\n", (int)(n - rest), s + rest);
 	else if (word_is(s, w, "cpus"))
 		cmd_cpus();
 	else if (word_is(s, w, "stats"))
 		cmd_stats();
+	else if (word_is(s, w, "threads"))
+		sched_dump_threads();
 	else if (word_is(s, w, "poweroff")) {
 		printk("monitor: powering off\n");
 		arch_poweroff(0);

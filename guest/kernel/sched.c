@@ -34,6 +34,9 @@ enum sched_mode {
 
 static struct spinlock parked_lock = SPINLOCK_INIT("sched.parked");
 static struct list_head parked = LIST_HEAD_INIT(parked); /* guarded by parked_lock */
+/* Every thread from creation to join, for sched_dump_threads(). */
+static struct spinlock all_lock = SPINLOCK_INIT("sched.all");
+static struct list_head all_threads = LIST_HEAD_INIT(all_threads); /* guarded by all_lock */
 static struct thread boot_idle;
 uint64_t sched_atomic_sleep_bugs;
 
@@ -561,6 +564,12 @@ struct thread *thread_create(const char *name, int (*fn)(void *), void *arg, int
 	lockdep_task_init(&t->lockdep);
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	arch_context_init(&t->ctx, (char *)t->stack + THREAD_STACK_SIZE, thread_entry, t);
+	{
+		unsigned long flags = spin_lock_irqsave(&all_lock);
+
+		list_add_tail(&t->all_node, &all_threads);
+		spin_unlock_irqrestore(&all_lock, flags);
+	}
 	return t;
 }
 
@@ -631,6 +640,12 @@ int thread_join(struct thread *t)
 	while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
 		arch_cpu_relax();
 	code = t->exit_code;
+	{
+		unsigned long flags = spin_lock_irqsave(&all_lock);
+
+		list_del(&t->all_node);
+		spin_unlock_irqrestore(&all_lock, flags);
+	}
 	page_free(t->stack, THREAD_STACK_SIZE / PAGE_SIZE);
 	kfree(t);
 	return code;
@@ -904,4 +919,34 @@ void sched_get_stats(unsigned cpu, struct sched_stats *st)
 		*st = rq->stats; /* racy snapshot of counters, good enough for reports */
 	else
 		memset(st, 0, sizeof(*st));
+}
+
+/* ---- diagnostics ----------------------------------------------------------------------------- */
+
+void sched_dump_threads(void)
+{
+	static const char *const states[] = { "new", "runnable", "sleeping", "blocked", "parked",
+					      "dead" };
+	unsigned long flags = spin_lock_irqsave(&all_lock);
+	struct thread *t;
+
+	/* Racy reads of other CPUs' threads: a snapshot for a human (or a hang report). */
+	list_for_each_entry(t, &all_threads, all_node) {
+		int s = READ_ONCE(t->state);
+		uint64_t pcs[8];
+		unsigned n = 0, i;
+		char bt[8 * 18 + 1];
+		size_t len = 0;
+
+		if (t != current_thread() && !READ_ONCE(t->on_cpu))
+			n = arch_context_backtrace(&t->ctx, t->stack, THREAD_STACK_SIZE, pcs, 8);
+		bt[0] = 0;
+		for (i = 0; i < n; i++)
+			len += (size_t)snprintf(bt + len, sizeof(bt) - len, " %lx",
+						(unsigned long)pcs[i]);
+		printk("thread %s: %s cpu %u pinned %d prio %d/%d on_cpu %d queued %d:%s\n",
+		       t->name, s >= 0 && s <= THREAD_DEAD ? states[s] : "?", t->cpu, t->pinned,
+		       t->rq.prio, t->base_prio, READ_ONCE(t->on_cpu), t->rq.queued, bt);
+	}
+	spin_unlock_irqrestore(&all_lock, flags);
 }

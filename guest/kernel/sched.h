@@ -165,6 +165,8 @@ __noreturn void sched_idle(void);
 
 /* A snapshot of `cpu`'s counters (zeros for a CPU without a run queue). */
 void sched_get_stats(unsigned cpu, struct sched_stats *st);
+/* Print every thread: state, CPU, priorities, and a sleeping one's backtrace (diagnostics). */
+void sched_dump_threads(void);
 
 /* Times a thread slept with preemption disabled (each also printed as a BUG line). */
 extern uint64_t sched_atomic_sleep_bugs;

@@ -7,6 +7,7 @@ step, in several orders, with re-use of parked vCPUs, and the errors QEMU gives.
 """
 import os
 import random
+import subprocess
 import time
 
 import pytest
@@ -137,8 +138,9 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
     # timers; it then checks nothing was lost. The VMM ends with the threads it started
     # with, and its fds grow only by the vCPU fds it parks (KVM cannot close one vCPU).
     path = str(tmp_path / "qmp.sock")
+    # stdin: a hang report includes the guest's thread dump (vm.post_mortem).
     vm = plugvm("--kernel", GUESTS[build], "--smp", "2,maxcpus=6", "--qmp", path, "--append",
-                f"selftest=hotplug_churn hotplug_churn.events={ops}")
+                f"selftest=hotplug_churn hotplug_churn.events={ops}", stdin=subprocess.PIPE)
     with vm:
         vm.wait_for(r"^selftest hotplug_churn: running until", BOOT_TIMEOUT)
         wait_socket(path)

@@ -98,9 +98,18 @@ class Vm:
         return rc
 
     def post_mortem(self):
-        """Ask a hung plugvm for its vCPU registers (SIGQUIT), for the failure report."""
+        """Ask a hung plugvm for its vCPU registers (SIGQUIT), for the failure report; a
+        guest whose console input we hold is first asked for its threads (console monitor:
+        every thread's state and a sleeping one's backtrace)."""
         if self.proc.poll() is not None or os.path.basename(self.argv[0]) != "plugvm":
             return
+        if self.proc.stdin:
+            try:
+                self.proc.stdin.write(b"threads\n")
+                self.proc.stdin.flush()
+                time.sleep(3)
+            except OSError:
+                pass
         self.proc.send_signal(signal.SIGQUIT)
         try:
             self.proc.wait(10)
@@ -112,18 +121,26 @@ class Vm:
 
     def _symbolize(self):
         """The post-mortem's backtraces as function names (addr2line), one line per vCPU."""
-        kernel = self.argv[self.argv.index("--kernel") + 1] if "--kernel" in self.argv else None
+        kernel = (self.argv[self.argv.index("--kernel") + 1] if "--kernel" in self.argv
+                  else os.path.join(os.path.dirname(self.argv[0]), "guest.elf"))
         out = []
         with self._cond:
             traces = [l for l in self.stderr if "backtrace:" in l or "registers:" in l]
+            # The guest's thread dump (console monitor `threads`): "thread NAME: ...: PCs".
+            threads = [l for l in self.stdout if re.match(r"^thread .*:( [0-9a-f]+)+$", l)]
         vcpu = "?"
-        for line in traces:
+        for line in traces + threads:
             if "registers:" in line:
                 vcpu = line.split("vCPU")[1].split()[0]
                 continue
-            addrs = line.split("backtrace:")[1].split()
-            # Return addresses point after their call: look up the call itself.
-            addrs = addrs[:1] + [f"{int(a, 16) - 1:x}" for a in addrs[1:]]
+            if line.startswith("thread "):
+                who, pcs = line.rsplit(":", 1)
+                addrs = [f"{int(a, 16) - 1:x}" for a in pcs.split()]
+                vcpu = None
+            else:
+                addrs = line.split("backtrace:")[1].split()
+                # Return addresses point after their call: look up the call itself.
+                addrs = addrs[:1] + [f"{int(a, 16) - 1:x}" for a in addrs[1:]]
             names = addrs
             if kernel:
                 try:
@@ -133,7 +150,8 @@ class Vm:
                     names = [f"{fl[2 * i]}({fl[2 * i + 1]})" for i in range(len(addrs))]
                 except (OSError, subprocess.SubprocessError, IndexError):
                     pass
-            out.append(f"vCPU {vcpu}: " + " <- ".join(names))
+            out.append((f"vCPU {vcpu}: " if vcpu else who.split(":")[0] + ": ")
+                       + " <- ".join(names))
         return "\n".join(out)
 
     def signal(self, sig):

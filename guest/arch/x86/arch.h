@@ -49,6 +49,12 @@ struct arch_context {
  * arch_context_switch, or starts at its entry). Interrupts off.
  */
 void arch_context_switch(struct arch_context *prev, struct arch_context *next);
+/*
+ * Return addresses of a switched-out context (frame pointers), walking only inside its
+ * stack [stack, stack + size). Returns how many of at most `max` were found.
+ */
+unsigned arch_context_backtrace(const struct arch_context *ctx, const void *stack, size_t size,
+				uint64_t *pcs, unsigned max);
 /* Prepare `ctx` so that switching to it calls entry(arg) on the stack ending at stack_top. */
 void arch_context_init(struct arch_context *ctx, void *stack_top, void (*entry)(void *), void *arg);
 
