@@ -693,10 +693,26 @@ int sched_prepare_cpu(unsigned cpu, void *idle_stack)
 {
 	struct thread *idle = kzalloc(sizeof(*idle));
 
+	struct llist_node *stale;
+
 	if (!idle)
 		return -12; /* -ENOMEM */
 	idle->stack = idle_stack;
+	/* Its last life's wake list was drained when it died; anything there now was handed
+	 * over too late and would be lost with the list: say so, and place it elsewhere. */
+	stale = llist_del_all(&cpu_table[cpu]->rq.wake_list);
 	rq_init(&cpu_table[cpu]->rq, idle, cpu);
+	while (stale) {
+		struct thread *t = container_of(stale, struct thread, wake_node);
+		unsigned long flags;
+
+		stale = stale->next;
+		printk("BUG: cpu %u: thread '%s' was handed to it while it was away\n", cpu,
+		       t->name);
+		flags = arch_irq_save();
+		hand_over(t, select_cpu(t));
+		arch_irq_restore(flags);
+	}
 	return 0;
 }
 

@@ -186,6 +186,7 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
             assert after == (before[0] + parked, before[1]), (before, after, parked)
         assert vm.wait_exit(TIMEOUT) == 0, vm.transcript()
         assert vm.lines(r"^selftest hotplug_churn: pass$"), vm.transcript()
+        assert not vm.lines(r"^BUG"), vm.transcript()
         assert vm.lines(rf"^selftest hotplug_churn: events=\d+ workers=6 "), vm.transcript()
 
 
