@@ -21,6 +21,7 @@
 #include "kernel/mm.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
+#include "kernel/hrtimer.h"
 #include "kernel/sched.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
@@ -193,8 +194,10 @@ static void run_line(const char *s, size_t n)
 		cmd_cpus();
 	else if (word_is(s, w, "stats"))
 		cmd_stats();
-	else if (word_is(s, w, "threads"))
+	else if (word_is(s, w, "threads")) {
 		sched_dump_threads();
+		hrtimer_dump_bases();
+	}
 	else if (word_is(s, w, "poweroff")) {
 		printk("monitor: powering off\n");
 		arch_poweroff(0);

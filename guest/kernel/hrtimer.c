@@ -306,3 +306,27 @@ void hrtimer_get_stats(unsigned cpu, struct hrtimer_stats *st)
 	else
 		memset(st, 0, sizeof(*st));
 }
+
+void hrtimer_dump_bases(void)
+{
+	uint64_t now = arch_now_ns();
+	unsigned cpu;
+
+	for (cpu = 0; cpu < NR_CPUS; cpu++) {
+		struct hrtimer_base *b;
+		struct tq_node *first;
+
+		if (!cpu_table[cpu])
+			continue;
+		b = &cpu_table[cpu]->hrt;
+		first = READ_ONCE(b->queue.leftmost);
+		printk("hrtimer cpu %u%s: %lu queued, first in %ld us, programmed in %ld us%s\n",
+		       cpu, cpumask_test(&cpu_online_mask, cpu) ? "" : " (offline)",
+		       (unsigned long)READ_ONCE(b->queue.count),
+		       first ? (long)((int64_t)(first->expires - now) / 1000) : 0L,
+		       b->programmed_ns == UINT64_MAX
+			   ? -1L
+			   : (long)((int64_t)(b->programmed_ns - now) / 1000),
+		       b->in_interrupt ? ", in interrupt" : "");
+	}
+}

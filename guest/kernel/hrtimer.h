@@ -74,6 +74,8 @@ uint64_t hrtimer_forward(struct hrtimer *t, uint64_t now, uint64_t interval);
 
 /* The clock-event interrupt of this CPU: run what expired, program the next. */
 void hrtimer_interrupt(void);
+/* Print every CPU's queue head, programmed deadline and flags (diagnostics, racy). */
+void hrtimer_dump_bases(void);
 /* Earliest expiry on this CPU's queue other than `except` (UINT64_MAX if none). */
 uint64_t hrtimer_next_expiry_except(const struct hrtimer *except);
 
