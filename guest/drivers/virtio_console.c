@@ -197,8 +197,7 @@ static void run_line(const char *s, size_t n)
 	else if (word_is(s, w, "threads")) {
 		sched_dump_threads();
 		hrtimer_dump_bases();
-	}
-	else if (word_is(s, w, "poweroff")) {
+	} else if (word_is(s, w, "poweroff")) {
 		printk("monitor: powering off\n");
 		arch_poweroff(0);
 	} else

@@ -941,8 +941,8 @@ void sched_get_stats(unsigned cpu, struct sched_stats *st)
 
 void sched_dump_threads(void)
 {
-	static const char *const states[] = { "new", "runnable", "sleeping", "blocked", "parked",
-					      "dead" };
+	static const char *const states[] = { "new",	 "runnable", "sleeping",
+					      "blocked", "parked",   "dead" };
 	unsigned long flags = spin_lock_irqsave(&all_lock);
 	struct thread *t;
 
