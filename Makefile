@@ -69,7 +69,7 @@ GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-s
 GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S switch.S boot.c \
 	gdt.c idt.c traps.c lapic.c lapic_timer.c ioapic.c tsc.c smp.c power.c crash.c string.c \
 	context.c)
-GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c cmdline.c mm.c panic.c cpu.c \
+GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c bug.c cmdline.c mm.c panic.c cpu.c \
 	smp.c sched.c rq.c wait.c mutex.c local_lock.c lockdep.c timer.c hrtimer.c timer_wheel.c \
 	timerqueue.c cpuhp.c cpuhp_engine.c)
 GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c acpi_cphp.c acpi_hotplug.c \
@@ -162,8 +162,10 @@ bench: all
 deps:
 	$(Q)bash scripts/deps.sh
 
+# configs/default.args is shell words (quotes included): eval, so the guest gets selftest=all,
+# not "selftest=all".
 run: deps all
-	$(B)/plugvm $$(cat configs/default.args)
+	eval exec '$(B)/plugvm' "$$(cat configs/default.args)"
 
 integration: all
 	$(PYTEST) -q tests/integration $(PYTEST_ARGS)

@@ -2,14 +2,19 @@
 /* The self-test registry and runner (`selftest=NAME[,NAME...]`, `all`, `list`). */
 #include "apps/selftest.h"
 
+#include "kernel/bug.h"
 #include "kernel/cmdline.h"
+#include "kernel/lockdep.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
+
+CMDLINE_PARAM(selftest, .name = "selftest", .kind = CMDLINE_STRING);
 
 extern const struct selftest __start_selftests[], __stop_selftests[];
 
 static const struct selftest *current;
 static char fail_reason[200];
+static unsigned nr_passed, nr_failed;
 
 int selftest_fail(const char *fmt, ...)
 {
@@ -49,7 +54,33 @@ static bool run_one(const struct selftest *t)
 		printk("selftest %s: fail %s\n", t->name, fail_reason);
 	}
 	current = NULL;
+	if (ret == 0 && !fail_reason[0])
+		nr_passed++;
+	else
+		nr_failed++;
 	return ret == 0 && !fail_reason[0];
+}
+
+/* Unexpected kernel bug reports so far: BUG lines and lock-validator reports. */
+static uint64_t bug_reports(void)
+{
+	struct lockdep_stats ls;
+
+	lockdep_get_stats(&ls);
+	return bug_count() + ls.unexpected;
+}
+
+/* The last line of a run: counts, and a failure if the kernel reported a bug meanwhile. */
+static bool summary(uint64_t bugs_before)
+{
+	uint64_t bugs = bug_reports() - bugs_before;
+
+	if (bugs)
+		printk("selftest: %u passed, %u failed, %lu unexpected BUG reports\n", nr_passed,
+		       nr_failed, (unsigned long)bugs);
+	else
+		printk("selftest: %u passed, %u failed\n", nr_passed, nr_failed);
+	return !nr_failed && !bugs;
 }
 
 static const struct selftest *find(const char *name, size_t len)
@@ -67,6 +98,7 @@ int selftest_run_cmdline(void)
 	size_t len, i = 0;
 	const char *v = cmdline_value("selftest", &len);
 	const struct selftest *t;
+	uint64_t bugs_before = bug_reports();
 	bool ok = true;
 
 	if (!v || !len)
@@ -81,7 +113,7 @@ int selftest_run_cmdline(void)
 		for (t = __start_selftests; t < __stop_selftests; t++)
 			if (!t->explicit_only)
 				ok &= run_one(t);
-		return ok ? 0 : 1;
+		return summary(bugs_before) && ok ? 0 : 1;
 	}
 	while (i < len) {
 		size_t j = i;
@@ -96,10 +128,11 @@ int selftest_run_cmdline(void)
 				printk(
 				    "selftest %.*s: fail unknown test (selftest=list names them)\n",
 				    (int)(j - i), v + i);
+				nr_failed++;
 				ok = false;
 			}
 		}
 		i = j + 1;
 	}
-	return ok ? 0 : 1;
+	return summary(bugs_before) && ok ? 0 : 1;
 }

@@ -16,6 +16,11 @@
 #include "kernel/string.h"
 #include "kernel/timer.h"
 
+CMDLINE_PARAM(bench_cycles, .name = "cpuhp.bench_cycles", .kind = CMDLINE_UINT, .min = 1,
+	      .max = 1000000);
+CMDLINE_PARAM(cycle_rounds, .name = "cpuhp.cycle_rounds", .kind = CMDLINE_UINT, .min = 1,
+	      .max = 100000);
+
 static const char *const section_names[] = { "prepare", "starting", "online" };
 
 static uint32_t rng(uint32_t *s)
@@ -177,7 +182,7 @@ static int cycle_worker_main(void *arg)
 
 	for (i = 0; i < 40; i++) {
 		w->sum += cycle_work(w->id, i);
-		w->cpus_seen |= 1ull << (smp_processor_id() % 64);
+		w->cpus_seen |= 1ull << (raw_smp_processor_id() % 64);
 		if (i % 3 == 0)
 			sleep_ns(200000 + rng(&seed) % 1500000);
 		else

@@ -18,6 +18,11 @@
 #include "kernel/string.h"
 #include "kernel/timer.h"
 
+CMDLINE_PARAM(churn_events, .name = "hotplug_churn.events", .kind = CMDLINE_UINT, .min = 1,
+	      .max = 100000000);
+CMDLINE_PARAM(churn_seconds, .name = "hotplug_churn.seconds", .kind = CMDLINE_UINT, .min = 1,
+	      .max = 1000000);
+
 #define CHURN_WORKERS 6
 #define CHURN_TIMERS  64
 
@@ -56,7 +61,7 @@ static int worker_main(void *arg)
 
 	while (!READ_ONCE(churn_stop)) {
 		w->sum += work(w->id, w->iterations++);
-		w->cpus_seen |= 1ull << (smp_processor_id() % 64);
+		w->cpus_seen |= 1ull << (raw_smp_processor_id() % 64);
 		sleep_ns(100000 + next_rand(&seed) % 800000);
 	}
 	return 0;

@@ -21,6 +21,9 @@
 #include "plugvm_agent.h"
 #include "plugvm_virtio.h"
 
+CMDLINE_PARAM(flood_bytes, .name = "console_flood.bytes", .kind = CMDLINE_UINT, .min = 1,
+	      .max = 1ull << 30);
+
 #define VERSION_1 (1ull << VIRTIO_F_VERSION_1)
 
 /* Give the device back to the agent and check it took it: DRIVER_OK, HELLO sent. */

@@ -15,6 +15,9 @@
 #include "plugvm_abi.h"
 #include "x86.h"
 
+CMDLINE_PARAM(remove, .name = "acpi_hotplug.remove", .kind = CMDLINE_ENUM,
+	      .choices = "allow|refuse|ignore");
+
 #define GPE_CPU_HOTPLUG 0x04 /* GPE0 bit 2 */
 
 /* _OST source events and status codes (ACPI 6.x, 6.3.5). */

@@ -27,6 +27,9 @@
 #include "kernel/timer.h"
 #include "plugvm_virtio.h"
 
+CMDLINE_PARAM(virtio_console, .name = "virtio_console", .kind = CMDLINE_ENUM,
+	      .choices = "on|off|1|0|yes|no");
+
 #define TX_BUFS	    16
 #define TX_BUF_SIZE 512 /* a printk line is at most 320 bytes */
 #define TX_WAIT_NS  20000000ull /* 20 ms for a buffer before giving up on the device */

@@ -2,6 +2,7 @@
 /* Command-line lookups over one stored copy. Pure: no arch dependency. */
 #include "kernel/cmdline.h"
 
+#include "kernel/printk.h"
 #include "kernel/string.h"
 
 static char line[CMDLINE_MAX];
@@ -25,6 +26,9 @@ struct word {
 	size_t name_len;
 	const char *value; /* NULL for a bare word */
 	size_t value_len;
+	const char *start; /* the whole word, for messages */
+	size_t len;
+	bool unterminated; /* a quoted value without its closing quote */
 };
 
 /* Parse the word at or after p into w; returns where the next word starts, or NULL. */
@@ -34,6 +38,8 @@ static const char *next_word(const char *p, struct word *w)
 		p++;
 	if (!*p)
 		return NULL;
+	w->start = p;
+	w->unterminated = false;
 	w->name = p;
 	while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '=')
 		p++;
@@ -49,6 +55,8 @@ static const char *next_word(const char *p, struct word *w)
 			w->value_len = (size_t)(p - w->value);
 			if (*p == '"')
 				p++;
+			else
+				w->unterminated = true;
 		} else {
 			w->value = p;
 			while (*p && *p != ' ' && *p != '\t' && *p != '\n')
@@ -56,6 +64,7 @@ static const char *next_word(const char *p, struct word *w)
 			w->value_len = (size_t)(p - w->value);
 		}
 	}
+	w->len = (size_t)(p - w->start);
 	return p;
 }
 
@@ -207,4 +216,124 @@ bool cmdline_list_has(const char *value, size_t len, const char *item)
 		i = j + 1;
 	}
 	return false;
+}
+
+/* ---- the boot-time check ------------------------------------------------------------------ */
+
+static bool name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '-';
+}
+
+static bool value_is(const struct word *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	return w->value_len == n && !memcmp(w->value, s, n);
+}
+
+/* Is v (len bytes) one of the '|'-separated choices? */
+static bool choice_ok(const char *choices, const char *v, size_t len)
+{
+	const char *c = choices;
+
+	while (*c) {
+		size_t n = 0;
+
+		while (c[n] && c[n] != '|')
+			n++;
+		if (n == len && !memcmp(c, v, len))
+			return true;
+		c += n;
+		if (*c == '|')
+			c++;
+	}
+	return false;
+}
+
+/* Why w's value does not fit p, or NULL if it does. `buf` holds a formatted reason. */
+static const char *value_problem(const struct cmdline_param *p, const struct word *w, char *buf,
+				 size_t size)
+{
+	uint64_t n;
+	size_t i = 0;
+
+	switch (p->kind) {
+	case CMDLINE_FLAG:
+		if (!w->value || value_is(w, "0") || value_is(w, "1") || value_is(w, "on") ||
+		    value_is(w, "off") || value_is(w, "yes") || value_is(w, "no"))
+			return NULL;
+		return "is a flag: give it bare or as =0/1/on/off/yes/no";
+	case CMDLINE_UINT:
+		if (!w->value || !w->value_len)
+			return "needs a number";
+		if (!parse_num(w->value, w->value_len, &i, &n) || i != w->value_len)
+			return "is not a number (decimal or 0x hex)";
+		if (n < p->min || n > p->max) {
+			snprintf(buf, size, "is out of range %lu..%lu", (unsigned long)p->min,
+				 (unsigned long)p->max);
+			return buf;
+		}
+		return NULL;
+	case CMDLINE_ENUM:
+		if (w->value && choice_ok(p->choices, w->value, w->value_len))
+			return NULL;
+		snprintf(buf, size, "%s one of %s", w->value ? "is not" : "needs", p->choices);
+		return buf;
+	case CMDLINE_STRING:
+		return w->value && w->value_len ? NULL : "needs a value";
+	case CMDLINE_IGNORED:
+		return NULL;
+	}
+	return "has an unknown kind";
+}
+
+unsigned cmdline_check(const struct cmdline_param *params, size_t n, cmdline_report_fn report,
+		       void *ctx)
+{
+	const char *p = line;
+	unsigned problems = 0;
+	struct word w;
+	char buf[96];
+
+	while ((p = next_word(p, &w))) {
+		const struct cmdline_param *param = NULL;
+		const char *why = NULL;
+		size_t i;
+		bool fatal = false;
+
+		for (i = 0; i < w.name_len && name_char(w.name[i]); i++)
+			;
+		if (!w.name_len || i != w.name_len) {
+			why = "cannot be parsed: a name is letters, digits, '_', '.' and '-' "
+			      "(quote only the value: name=\"a b\")";
+		} else if (w.unterminated) {
+			why = "cannot be parsed: its quoted value has no closing quote";
+		} else {
+			for (i = 0; i < n && !param; i++)
+				if (name_is(&w, params[i].name))
+					param = &params[i];
+			if (!param) {
+				why = "is unknown (ignored)";
+			} else if ((why = value_problem(param, &w, buf, sizeof(buf)))) {
+				fatal = true;
+			} else if (!param->repeat && param->kind != CMDLINE_IGNORED) {
+				/* A later occurrence of the same name: the last one counts. */
+				const char *q = p;
+				struct word later;
+
+				while ((q = next_word(q, &later)))
+					if (name_is(&later, param->name)) {
+						why = "is given again later: the last one counts";
+						break;
+					}
+			}
+		}
+		if (why) {
+			problems++;
+			report(ctx, fatal, w.start, w.len, why);
+		}
+	}
+	return problems;
 }

@@ -27,6 +27,10 @@
 #include "kernel/timer.h"
 #include "kernel/wait.h"
 
+CMDLINE_PARAM(trace, .name = "cpuhp.trace", .kind = CMDLINE_FLAG);
+CMDLINE_PARAM(parallel, .name = "cpuhp.parallel", .kind = CMDLINE_UINT, .max = 1);
+CMDLINE_PARAM(fail, .name = "cpuhp.fail", .kind = CMDLINE_STRING);
+
 #define CPUHP_THREAD_PRIO   98 /* above every workload; the RT timer thread is 97 */
 #define CPUHP_START_TIMEOUT 10000000000ull /* Linux waits 10 s for a CPU to come alive */
 #define CPUHP_DEATH_TIMEOUT 10000000000ull

@@ -400,19 +400,23 @@ static bool report_first(struct lockdep_task *t, enum lockdep_report_type type,
 	return false;
 }
 
+/* A report line; "expected " in front while the task provokes reports on purpose. */
+#define lprintk(t, fmt, ...) \
+	printk("%slockdep: " fmt, (t)->expected ? "expected " : "", ##__VA_ARGS__)
+
 static void print_held(const struct lockdep_task *t)
 {
 	unsigned i;
 
-	printk("lockdep: %u locks held by task %p (cpu %u):\n", t->depth, (const void *)t,
-	       lockdep_cpu_id());
+	lprintk(t, "%u locks held by task %p (cpu %u):\n", t->depth, (const void *)t,
+		lockdep_cpu_id());
 	for (i = 0; i < t->depth; i++) {
 		const struct lockdep_held_lock *hl = &t->held[i];
 
-		printk("lockdep:  #%u: %s at 0x%lx%s\n", i, map_name(hl->map), hl->ip,
-		       hl->flags & LOCKDEP_TRYLOCK ? " (trylock)"
-		       : hl->flags & LOCKDEP_READ  ? " (read)"
-						   : "");
+		lprintk(t, " #%u: %s at 0x%lx%s\n", i, map_name(hl->map), hl->ip,
+			hl->flags & LOCKDEP_TRYLOCK ? " (trylock)"
+			: hl->flags & LOCKDEP_READ  ? " (read)"
+						    : "");
 	}
 }
 
@@ -423,60 +427,68 @@ static void print_report(const struct lockdep_task *t, const struct lockdep_repo
 
 	switch (r->type) {
 	case LOCKDEP_REPORT_INVERSION:
-		printk("lockdep: lock order inversion: %s -> %s at 0x%lx / 0x%lx, previously %s -> "
-		       "%s at 0x%lx / 0x%lx (cpu %u)\n",
-		       r->held, r->name, r->held_ip, r->ip, p->from, p->to, p->from_ip, p->to_ip,
-		       r->cpu);
+		lprintk(t,
+			"lock order inversion: %s -> %s at 0x%lx / 0x%lx, previously %s -> "
+			"%s at 0x%lx / 0x%lx (cpu %u)\n",
+			r->held, r->name, r->held_ip, r->ip, p->from, p->to, p->from_ip, p->to_ip,
+			r->cpu);
 		for (i = 1; i < r->nr_prev && i < LOCKDEP_REPORT_MAX_CHAIN; i++)
-			printk("lockdep:   then %s -> %s at 0x%lx / 0x%lx\n", p[i].from, p[i].to,
-			       p[i].from_ip, p[i].to_ip);
+			lprintk(t, "  then %s -> %s at 0x%lx / 0x%lx\n", p[i].from, p[i].to,
+				p[i].from_ip, p[i].to_ip);
 		if (r->nr_prev > LOCKDEP_REPORT_MAX_CHAIN)
-			printk("lockdep:   then %u more dependencies\n",
-			       r->nr_prev - LOCKDEP_REPORT_MAX_CHAIN);
+			lprintk(t, "  then %u more dependencies\n",
+				r->nr_prev - LOCKDEP_REPORT_MAX_CHAIN);
 		break;
 	case LOCKDEP_REPORT_RECURSION:
-		printk("lockdep: recursive acquire (self-deadlock): %s at 0x%lx, already held from "
-		       "0x%lx (cpu %u)\n",
-		       r->name, r->ip, r->held_ip, r->cpu);
+		lprintk(t,
+			"recursive acquire (self-deadlock): %s at 0x%lx, already held from "
+			"0x%lx (cpu %u)\n",
+			r->name, r->ip, r->held_ip, r->cpu);
 		break;
 	case LOCKDEP_REPORT_BAD_RELEASE:
 		if (r->holder)
-			printk("lockdep: release of a lock not held: %s at 0x%lx (cpu %u), held by "
-			       "task %p from 0x%lx\n",
-			       r->name, r->ip, r->cpu, (const void *)r->holder, r->holder_ip);
+			lprintk(t,
+				"release of a lock not held: %s at 0x%lx (cpu %u), held by "
+				"task %p from 0x%lx\n",
+				r->name, r->ip, r->cpu, (const void *)r->holder, r->holder_ip);
 		else
-			printk("lockdep: release of a lock not held: %s at 0x%lx (cpu %u)\n",
-			       r->name, r->ip, r->cpu);
+			lprintk(t, "release of a lock not held: %s at 0x%lx (cpu %u)\n", r->name,
+				r->ip, r->cpu);
 		break;
 	case LOCKDEP_REPORT_NOT_HELD:
 		if (r->holder)
-			printk("lockdep: lock not held: %s, asserted at 0x%lx (cpu %u), held by "
-			       "task %p from 0x%lx\n",
-			       r->name, r->ip, r->cpu, (const void *)r->holder, r->holder_ip);
+			lprintk(t,
+				"lock not held: %s, asserted at 0x%lx (cpu %u), held by "
+				"task %p from 0x%lx\n",
+				r->name, r->ip, r->cpu, (const void *)r->holder, r->holder_ip);
 		else
-			printk("lockdep: lock not held: %s, asserted at 0x%lx (cpu %u)\n", r->name,
-			       r->ip, r->cpu);
+			lprintk(t, "lock not held: %s, asserted at 0x%lx (cpu %u)\n", r->name,
+				r->ip, r->cpu);
 		break;
 	case LOCKDEP_REPORT_HELD:
-		printk("lockdep: lock held: %s, asserted not held at 0x%lx, taken at 0x%lx (cpu "
-		       "%u)\n",
-		       r->name, r->ip, r->held_ip, r->cpu);
+		lprintk(t,
+			"lock held: %s, asserted not held at 0x%lx, taken at 0x%lx (cpu "
+			"%u)\n",
+			r->name, r->ip, r->held_ip, r->cpu);
 		break;
 	case LOCKDEP_REPORT_OVERFLOW:
-		printk("lockdep: held-lock stack overflow (%u locks) taking %s at 0x%lx (cpu %u); "
-		       "validator off\n",
-		       LOCKDEP_MAX_DEPTH, r->name, r->ip, r->cpu);
+		lprintk(t,
+			"held-lock stack overflow (%u locks) taking %s at 0x%lx (cpu %u); "
+			"validator off\n",
+			LOCKDEP_MAX_DEPTH, r->name, r->ip, r->cpu);
 		print_held(t);
 		break;
 	case LOCKDEP_REPORT_CLASSES_FULL:
-		printk("lockdep: lock class table full (%u classes) registering %s at 0x%lx (cpu "
-		       "%u); validator off\n",
-		       LOCKDEP_MAX_CLASSES, r->name, r->ip, r->cpu);
+		lprintk(t,
+			"lock class table full (%u classes) registering %s at 0x%lx (cpu "
+			"%u); validator off\n",
+			LOCKDEP_MAX_CLASSES, r->name, r->ip, r->cpu);
 		break;
 	case LOCKDEP_REPORT_DEPS_FULL:
-		printk("lockdep: dependency table full (%u dependencies) at %s -> %s (cpu %u); "
-		       "validator off\n",
-		       LOCKDEP_MAX_DEPS, r->held, r->name, r->cpu);
+		lprintk(t,
+			"dependency table full (%u dependencies) at %s -> %s (cpu %u); "
+			"validator off\n",
+			LOCKDEP_MAX_DEPS, r->held, r->name, r->cpu);
 		break;
 	}
 }
@@ -491,6 +503,8 @@ static void report(struct lockdep_task *t, struct lockdep_report *r)
 
 	r->cpu = lockdep_cpu_id();
 	r->task = t;
+	if (!t->expected)
+		stat_inc(unexpected);
 	t->recursion++;
 	barrier();
 	print_report(t, r);

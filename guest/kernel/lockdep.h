@@ -79,6 +79,7 @@ struct lockdep_stats {
 	uint64_t bad_release; /* releases of a lock the task did not hold */
 	uint64_t recursion; /* acquisitions of a lock the task already held */
 	uint64_t graph_busy; /* graph updates put off: this CPU was interrupted inside one */
+	uint64_t unexpected; /* reports printed while the task did not expect them */
 	uint32_t classes; /* lock classes registered */
 	uint32_t dependencies; /* dependencies recorded */
 	uint32_t max_depth; /* most locks held at once by one task */
@@ -131,6 +132,7 @@ struct lockdep_held_lock {
 struct lockdep_task {
 	unsigned depth; /* entries used in held[], oldest first */
 	unsigned recursion; /* > 0 while lockdep itself prints: calls are ignored */
+	bool expected; /* a test provokes reports on purpose: they say "expected lockdep:" */
 	struct lockdep_held_lock held[LOCKDEP_MAX_DEPTH];
 };
 

@@ -23,6 +23,14 @@
 #include "kernel/sched.h"
 #include "kernel/smp.h"
 
+/* Words other tools put on every kernel's command line (libvirt: console=): accepted. */
+CMDLINE_PARAM(console, .name = "console", .kind = CMDLINE_IGNORED);
+CMDLINE_PARAM(earlyprintk, .name = "earlyprintk", .kind = CMDLINE_IGNORED);
+CMDLINE_PARAM(halt, .name = "halt", .kind = CMDLINE_FLAG);
+CMDLINE_PARAM(selftest_stay, .name = "selftest.stay", .kind = CMDLINE_FLAG);
+CMDLINE_PARAM(crash, .name = "crash", .kind = CMDLINE_ENUM,
+	      .choices = "ud|gp|pf|de|bp|df|triple|panic");
+
 /* `crash=KIND`: fault on purpose, so tests can check the panic and crash paths. */
 static void crash_from_cmdline(void)
 {
@@ -36,6 +44,33 @@ static void crash_from_cmdline(void)
 		panic("crash=panic requested on the command line");
 	arch_crash(kind, len);
 	pr_warn("unknown crash kind '%.*s' (ud gp pf de bp df triple panic)\n", (int)len, kind);
+}
+
+extern const struct cmdline_param __start_cmdline_params[], __stop_cmdline_params[];
+
+static void cmdline_problem(void *ctx, bool fatal, const char *word, size_t len, const char *why)
+{
+	if (fatal) {
+		printk("cmdline: '%.*s' %s\n", (int)len, word, why);
+		*(bool *)ctx = true;
+	} else {
+		pr_warn("cmdline: '%.*s' %s\n", (int)len, word, why);
+	}
+}
+
+/* Say what is wrong with each word of the command line; stop on a bad value. */
+static void check_cmdline(void)
+{
+	bool fatal = false;
+
+	cmdline_check(__start_cmdline_params,
+		      (size_t)(__stop_cmdline_params - __start_cmdline_params), cmdline_problem,
+		      &fatal);
+	if (fatal) {
+		printk("plugvm-guest: stopping: a bad value on the command line (README lists "
+		       "the words)\n");
+		arch_poweroff(GUEST_EXIT_BAD_CMDLINE);
+	}
 }
 
 /* The first thread: what the command line asks for once every CPU is up. */
@@ -62,6 +97,9 @@ static int init_main(void *arg)
 		arch_poweroff(st == 0 ? 0 : GUEST_EXIT_SELFTEST_FAILED);
 	if (cmdline_flag("halt"))
 		arch_poweroff(0);
+	/* Never idle without a word: whoever waits for an end should know there is none. */
+	printk("plugvm-guest: boot done, staying up (`halt` or `selftest=` on the command line "
+	       "power off afterwards; the console's `poweroff` does now)\n");
 	return 0;
 }
 
@@ -72,6 +110,7 @@ __noreturn void kernel_main(void)
 		virtio_console_init();
 		agent_init();
 	}
+	check_cmdline();
 	printk("plugvm-guest: %u possible CPUs, %u present, TSC %u kHz (%s)\n", nr_cpu_ids,
 	       cpumask_weight(&cpu_present_mask), arch_tsc_khz(), arch_tsc_source());
 	sched_init_boot_cpu();

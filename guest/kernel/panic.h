@@ -10,6 +10,7 @@
 /* Guest power-off statuses (plugvm/QEMU exit status = (status << 1) | 1). */
 #define GUEST_EXIT_SELFTEST_FAILED 1
 #define GUEST_EXIT_PANIC	   2
+#define GUEST_EXIT_BAD_CMDLINE	   3
 
 /*
  * Claim the panic. Returns true for the first CPU; any later caller (another CPU, or a

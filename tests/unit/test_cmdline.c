@@ -298,6 +298,87 @@ static void test_mmio_device(void **state)
 	assert_false(mmio("0xffffffffffffffffK@0:1", &size, &base, &irq));
 }
 
+/* ---- cmdline_check ---------------------------------------------------------------------- */
+
+static const struct cmdline_param check_params[] = {
+	{ .name = "halt", .kind = CMDLINE_FLAG },
+	{ .name = "hz", .kind = CMDLINE_UINT, .min = 10, .max = 10000 },
+	{ .name = "tsc", .kind = CMDLINE_ENUM, .choices = "calibrate|kvmclock|cpuid" },
+	{ .name = "selftest", .kind = CMDLINE_STRING },
+	{ .name = "virtio_mmio.device", .kind = CMDLINE_STRING, .repeat = true },
+	{ .name = "console", .kind = CMDLINE_IGNORED },
+};
+
+struct reports {
+	unsigned n, fatal;
+	char text[8][160];
+};
+
+static void collect(void *ctx, bool fatal, const char *word, size_t len, const char *why)
+{
+	struct reports *r = ctx;
+
+	if (r->n < 8)
+		snprintf(r->text[r->n], sizeof(r->text[0]), "%s'%.*s' %s", fatal ? "FATAL " : "",
+			 (int)len, word, why);
+	r->n++;
+	r->fatal += fatal;
+}
+
+/* Check `line`; expect exactly the reports `want` (NULL-terminated), as "'word' why" prefixes. */
+static void check_reports(const char *line, const char *const *want)
+{
+	struct reports r = { 0 };
+	unsigned n = 0, i, got;
+
+	cmdline_init(line);
+	got = cmdline_check(check_params, sizeof(check_params) / sizeof(check_params[0]), collect,
+			    &r);
+	assert_int_equal(got, r.n);
+	while (want[n])
+		n++;
+	if (r.n != n) {
+		for (i = 0; i < r.n && i < 8; i++)
+			print_message("report %u: %s\n", i, r.text[i]);
+		fail_msg("'%s': %u reports, expected %u", line, r.n, n);
+	}
+	for (i = 0; i < n; i++)
+		if (strncmp(r.text[i], want[i], strlen(want[i])))
+			fail_msg("'%s': report %u is \"%s\", expected \"%s...\"", line, i,
+				 r.text[i], want[i]);
+}
+
+static void test_check(void **state)
+{
+	(void)state;
+	/* Good lines: nothing to say. */
+	check_reports("", (const char *[]){ NULL });
+	check_reports("halt hz=250 tsc=cpuid selftest=all console=ttyS0,115200",
+		      (const char *[]){ NULL });
+	check_reports("halt=1 halt=off virtio_mmio.device=4K@0xd0000000:16 "
+		      "virtio_mmio.device=4K@0xd0001000:17 selftest=\"a,b\"",
+		      (const char *[]){ "'halt=1' is given again later", NULL });
+	/* make run's old bug: the shell's quotes reached the guest. */
+	check_reports("\"selftest=all\"",
+		      (const char *[]){ "'\"selftest=all\"' cannot be parsed", NULL });
+	check_reports("selftest=\"all",
+		      (const char *[]){ "'selftest=\"all' cannot be parsed", NULL });
+	check_reports("=x a$b",
+		      (const char *[]){ "'=x' cannot be parsed", "'a$b' cannot be parsed", NULL });
+	/* Unknown words only warn; a bad value is fatal. */
+	check_reports("bogus hlt",
+		      (const char *[]){ "'bogus' is unknown", "'hlt' is unknown", NULL });
+	check_reports("tsc=bogus", (const char *[]){ "FATAL 'tsc=bogus' is not one of", NULL });
+	check_reports("tsc", (const char *[]){ "FATAL 'tsc' needs one of", NULL });
+	check_reports("hz=5 hz=abc hz=", (const char *[]){ "FATAL 'hz=5' is out of range 10..10000",
+							   "FATAL 'hz=abc' is not a number",
+							   "FATAL 'hz=' needs a number", NULL });
+	check_reports("halt=maybe selftest=",
+		      (const char *[]){ "FATAL 'halt=maybe' is a flag",
+					"FATAL 'selftest=' needs a value", NULL });
+	check_reports("hz=100 hz=200", (const char *[]){ "'hz=100' is given again later", NULL });
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_values),	   cmocka_unit_test(test_uint),
 		cmocka_unit_test(test_list_has),   cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_next_value), cmocka_unit_test(test_mmio_device),
+		cmocka_unit_test(test_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

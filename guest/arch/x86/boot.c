@@ -22,6 +22,8 @@
 #include "traps.h"
 #include "x86.h"
 
+CMDLINE_PARAM(verbose, .name = "verbose", .kind = CMDLINE_FLAG);
+
 #define MEMMAP_MAX 128
 
 extern char __kernel_end[], boot_stack[];

@@ -14,6 +14,9 @@
 #include "plugvm_abi.h"
 #include "x86.h"
 
+CMDLINE_PARAM(clockevent, .name = "clockevent", .kind = CMDLINE_ENUM,
+	      .choices = "tsc-deadline|oneshot");
+
 #define MSR_TSC_DEADLINE       0x6e0
 #define LVT_TIMER_ONESHOT      (0u << 17)
 #define LVT_TIMER_TSC_DEADLINE (2u << 17)

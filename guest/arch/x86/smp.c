@@ -23,6 +23,8 @@
 #include "plugvm_abi.h"
 #include "x86.h"
 
+CMDLINE_PARAM(direct_start, .name = "smp.direct_start", .kind = CMDLINE_UINT, .max = 1);
+
 struct ap_boot {
 	uint64_t stack_top;
 	struct cpu *cpu;

@@ -14,6 +14,8 @@
 #include "setup.h"
 #include "x86.h"
 
+CMDLINE_PARAM(tsc, .name = "tsc", .kind = CMDLINE_ENUM, .choices = "calibrate|kvmclock|cpuid");
+
 #define MSR_KVM_SYSTEM_TIME_NEW	 0x4b564d01
 #define KVM_FEATURE_CLOCKSOURCE2 (1u << 3)
 
