@@ -8,6 +8,7 @@
  */
 #include "apps/selftest.h"
 #include "arch.h"
+#include "kernel/bug.h"
 #include "kernel/cpu.h"
 #include "kernel/local_lock.h"
 #include "kernel/lockdep.h"
@@ -113,7 +114,7 @@ static int worker_main(void *arg)
 	for (round = 0; round < 4; round++) {
 		for (i = 0; i < 200; i++)
 			sum += (uint64_t)w->id * 1000 + round * 200 + i;
-		w->cpus_seen |= 1ull << (smp_processor_id() % 64);
+		w->cpus_seen |= 1ull << (raw_smp_processor_id() % 64);
 		if (round == 0) {
 			if (w->done)
 				complete_all(w->done);
@@ -231,7 +232,7 @@ static int high_main(void *arg)
 			break;
 		seen = __atomic_load_n(&wt->wakes, __ATOMIC_ACQUIRE);
 		wt->t_run = arch_tsc();
-		wt->on_cpu = smp_processor_id();
+		wt->on_cpu = raw_smp_processor_id();
 		__atomic_store_n(&wt->ran, 1, __ATOMIC_RELEASE);
 	}
 	return 0;
@@ -447,9 +448,11 @@ static struct completion atomic_go;
 static int atomic_sleeper(void *arg)
 {
 	(void)arg;
+	bug_expect(true);
 	preempt_disable();
 	wait_for_completion(&atomic_go); /* the bug on purpose */
 	preempt_enable();
+	bug_expect(false);
 	return preempt_count();
 }
 
@@ -490,7 +493,7 @@ static int mig_main(void *arg)
 	struct mig_test *m = arg;
 
 	wait_for_completion(&m->release);
-	m->ran_on = smp_processor_id();
+	m->ran_on = raw_smp_processor_id();
 	m->ran = 1;
 	return 7;
 }
@@ -763,10 +766,12 @@ static int test_lock_inversion(void)
 	lockdep_get_stats(&after);
 	if (after.inversions != before.inversions)
 		return selftest_fail("a consistent order was reported as an inversion");
+	bug_expect(true);
 	spin_lock(&b);
 	spin_lock(&a); /* the inversion, on purpose */
 	spin_unlock(&a);
 	spin_unlock(&b);
+	bug_expect(false);
 	lockdep_get_stats(&after);
 	if (after.inversions != before.inversions + 1)
 		return selftest_fail("inversion not reported (%lu -> %lu)",

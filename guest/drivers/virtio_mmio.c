@@ -21,6 +21,8 @@
 #include "plugvm_virtio.h"
 #include "x86.h"
 
+CMDLINE_PARAM(device, .name = "virtio_mmio.device", .kind = CMDLINE_STRING, .repeat = true);
+
 #define VIRTIO_MMIO_MAGIC ('v' | 'i' << 8 | 'r' << 16 | (uint32_t)'t' << 24)
 #define VIRTIO_EIO	  (-5)
 /* IOAPIC pins the guest routes (the IOAPIC has 24), each to VEC_IRQ_BASE + pin. */
@@ -454,7 +456,8 @@ int virtio_tx_send(struct virtio_tx *tx, const void *p, size_t n, uint64_t wait_
 		spin_unlock_irqrestore(&tx->lock, flags);
 		return -11;
 	}
-	__atomic_store_n(&tx->owner, me, __ATOMIC_RELAXED);
+	/* Now, under the lock: `me` above may be a CPU we have since left. */
+	__atomic_store_n(&tx->owner, (int)smp_processor_id(), __ATOMIC_RELAXED);
 	while (n) {
 		size_t chunk = n < tx->buf_size ? n : tx->buf_size;
 		int b = tx_get_buf(tx, wait_ns), id;

@@ -48,9 +48,52 @@ extern struct cpumask cpu_online_mask;
 /* Logical CPU number of `apic_id`, or -1. */
 int cpu_from_apic_id(uint32_t apic_id);
 
+/*
+ * Per-CPU access. A struct cpu pointer or CPU number is only meaningful while the caller
+ * cannot move to another CPU: preemption or interrupts disabled, migration disabled (RT),
+ * or a thread that only ever runs on this CPU (pinned, idle). Read in preemptible code, it
+ * may name the CPU the thread has just left; worse, `this_cpu()->field` is two loads, and a
+ * migration between them reads the field of another CPU. The raw_ forms skip the check for
+ * callers that only want a hint (statistics, placement); current_thread() is one load and
+ * always right. With CONFIG_LOCKDEP a checked read from migratable code reports
+ * "BUG: using this_cpu in preemptible code" with a backtrace, as Linux's DEBUG_PREEMPT.
+ */
+#ifdef CONFIG_LOCKDEP
+/* Out of line: the preemptible case, where the running thread decides (kernel/sched.c). */
+void debug_this_cpu_preemptible(const char *what);
+#endif
+
+static inline void check_this_cpu(const char *what)
+{
+#ifdef CONFIG_LOCKDEP
+	if (likely(preempt_count() != 0) || !arch_irqs_enabled())
+		return;
+	debug_this_cpu_preemptible(what);
+#else
+	(void)what;
+#endif
+}
+
+static inline struct cpu *raw_this_cpu(void)
+{
+	return arch_this_cpu();
+}
+
+static inline struct cpu *this_cpu(void)
+{
+	check_this_cpu("this_cpu");
+	return arch_this_cpu();
+}
+
+static inline unsigned raw_smp_processor_id(void)
+{
+	return (unsigned)arch_percpu_read_int(__builtin_offsetof(struct cpu, id));
+}
+
 static inline unsigned smp_processor_id(void)
 {
-	return this_cpu()->id;
+	check_this_cpu("smp_processor_id");
+	return raw_smp_processor_id();
 }
 
 #endif

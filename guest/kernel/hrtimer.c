@@ -136,9 +136,20 @@ void hrtimer_start(struct hrtimer *t, uint64_t ns, enum hrtimer_mode mode)
 
 	if (mode == HRTIMER_REL)
 		ns += arch_now_ns();
-	if (READ_ONCE(t->cpu) >= 0 && READ_ONCE(t->cpu) != (int)smp_processor_id())
+	/*
+	 * Queued on another CPU: cancel it there first. Decide with interrupts off, on the CPU
+	 * we then queue it on: a check made before a migration would leave it in two queues.
+	 */
+	for (;;) {
+		int cpu;
+
+		flags = arch_irq_save();
+		cpu = READ_ONCE(t->cpu);
+		if (cpu < 0 || cpu == (int)smp_processor_id())
+			break;
+		arch_irq_restore(flags);
 		hrtimer_cancel(t);
-	flags = arch_irq_save();
+	}
 	b = this_base();
 	local_lock_irqs_off(&b->lock);
 	if (tq_queued(&t->node) && t->cpu == (int)smp_processor_id())

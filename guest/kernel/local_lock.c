@@ -9,6 +9,7 @@
  */
 #include "kernel/local_lock.h"
 
+#include "kernel/bug.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/string.h"
@@ -29,7 +30,7 @@ void local_lock_bug(local_lock_t *l, const char *what)
 	static int reports;
 
 	if (__atomic_fetch_add(&reports, 1, __ATOMIC_RELAXED) < 10) {
-		printk("BUG: local_lock %s %s (cpu %u)\n", l->name, what, smp_processor_id());
+		pr_bug("local_lock %s %s (cpu %u)\n", l->name, what, raw_smp_processor_id());
 		arch_backtrace();
 	}
 }
@@ -54,11 +55,11 @@ void migrate_enable(void)
 	barrier();
 	if (!t)
 		return;
-	if (--t->migrate_disabled == 0 && !this_cpu()->rq.active && !t->is_idle && t->pinned < 0) {
-		/* It stayed only because of migrate_disable(): leave the dying CPU now. */
-		this_cpu()->need_resched = 1;
-		preempt_check_resched();
-	}
+	/* Look at this CPU before we may leave it: the check and the flag are one CPU's. */
+	preempt_disable();
+	if (--t->migrate_disabled == 0 && !this_cpu()->rq.active && !t->is_idle && t->pinned < 0)
+		this_cpu()->need_resched = 1; /* stayed only for migrate_disable(): leave now */
+	preempt_enable();
 }
 
 static void pi_push(struct thread *t, local_lock_t *l)

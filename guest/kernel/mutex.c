@@ -2,6 +2,7 @@
 /* Sleeping mutex: compare-and-swap on the owner, sleep on a wait queue when taken. */
 #include "kernel/mutex.h"
 
+#include "kernel/bug.h"
 #include "kernel/printk.h"
 
 void mutex_init(struct mutex *m, const char *name)
@@ -32,7 +33,7 @@ bool mutex_trylock(struct mutex *m)
 void mutex_lock(struct mutex *m)
 {
 	if (in_interrupt())
-		printk("BUG: mutex_lock(%s) in interrupt context\n", m->wq.lock.name);
+		pr_bug("mutex_lock(%s) in interrupt context\n", m->wq.lock.name);
 	wait_event(&m->wq, try_take(m));
 	preempt_disable();
 	lockdep_acquire(&m->dep_map, 0, LOCKDEP_THIS_IP);
@@ -45,8 +46,7 @@ void mutex_unlock(struct mutex *m)
 	lockdep_release(&m->dep_map, LOCKDEP_THIS_IP);
 	preempt_enable();
 	if (__atomic_load_n(&m->owner, __ATOMIC_RELAXED) != current_thread())
-		printk("BUG: mutex %s released by a thread that does not hold it\n",
-		       m->wq.lock.name);
+		pr_bug("mutex %s released by a thread that does not hold it\n", m->wq.lock.name);
 	__atomic_store_n(&m->owner, NULL, __ATOMIC_RELEASE);
 	wake_up_one(&m->wq);
 }

@@ -15,7 +15,7 @@ bool panic_in_progress(void)
 
 bool panic_enter(void)
 {
-	int me = (int)smp_processor_id(), expect = -1;
+	int me = (int)raw_smp_processor_id(), expect = -1;
 
 	arch_irq_disable();
 	if (__atomic_compare_exchange_n(&panic_cpu, &expect, me, false, __ATOMIC_ACQ_REL,

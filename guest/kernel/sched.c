@@ -15,6 +15,7 @@
  */
 #include "kernel/sched.h"
 
+#include "kernel/bug.h"
 #include "kernel/cpuhp.h"
 #include "kernel/local_lock.h"
 #include "kernel/mm.h"
@@ -284,7 +285,7 @@ static void __schedule(enum sched_mode mode)
 		/* Only a bug gets here with a count: sleeping with preemption disabled. */
 		if (mode != SCHED_MODE_PREEMPT && prev->state != THREAD_DEAD) {
 			__atomic_fetch_add(&sched_atomic_sleep_bugs, 1, __ATOMIC_RELAXED);
-			printk("BUG: scheduling while atomic: thread %s on cpu %u, preempt_count "
+			pr_bug("scheduling while atomic: thread %s on cpu %u, preempt_count "
 			       "%#x\n",
 			       prev->name, smp_processor_id(), excess);
 		}
@@ -529,7 +530,8 @@ void thread_set_cpu(struct thread *t, int cpu)
 		hand_over(t, select_cpu(t));
 		arch_irq_restore(flags);
 	}
-	if (t == current_thread() && cpu >= 0 && (unsigned)cpu != smp_processor_id())
+	/* Racy but safe: once `pinned` is set, the scheduler only ever places us there. */
+	if (t == current_thread() && cpu >= 0 && (unsigned)cpu != raw_smp_processor_id())
 		thread_yield(); /* __schedule() hands us to the new CPU */
 }
 
@@ -556,7 +558,7 @@ struct thread *thread_create(const char *name, int (*fn)(void *), void *arg, int
 	t->policy = SCHED_FIFO;
 	t->slice_left = RR_SLICE_TICKS;
 	t->pinned = cpu;
-	t->cpu = cpu >= 0 ? (unsigned)cpu : smp_processor_id();
+	t->cpu = cpu >= 0 ? (unsigned)cpu : raw_smp_processor_id(); /* a hint */
 	t->fn = fn;
 	t->arg = arg;
 	list_init(&t->park_node);
@@ -605,7 +607,7 @@ __noreturn void thread_exit(int code)
 	struct thread *t = current_thread(), *joiner;
 
 	if (lockdep_depth() > 0) {
-		printk("BUG: thread %s exits holding %u locks\n", t->name, lockdep_depth());
+		pr_bug("thread %s exits holding %u locks\n", t->name, lockdep_depth());
 		lockdep_print_held_locks();
 	}
 	t->exit_code = code;
@@ -707,8 +709,7 @@ int sched_prepare_cpu(unsigned cpu, void *idle_stack)
 		unsigned long flags;
 
 		stale = stale->next;
-		printk("BUG: cpu %u: thread '%s' was handed to it while it was away\n", cpu,
-		       t->name);
+		pr_bug("cpu %u: thread '%s' was handed to it while it was away\n", cpu, t->name);
 		flags = arch_irq_save();
 		hand_over(t, select_cpu(t));
 		arch_irq_restore(flags);
@@ -807,7 +808,7 @@ void sched_dead_cpu(unsigned cpu)
 	}
 	arch_irq_restore(flags);
 	if (rq->queue.nr)
-		printk("BUG: cpu %u died with %u queued threads\n", cpu, rq->queue.nr);
+		pr_bug("cpu %u died with %u queued threads\n", cpu, rq->queue.nr);
 	kfree(rq->idle);
 	rq->idle = NULL;
 }
@@ -909,16 +910,32 @@ __noreturn void sched_idle(void)
 	}
 }
 
+#ifdef CONFIG_LOCKDEP
+uint64_t debug_preempt_bugs;
+
+void debug_this_cpu_preemptible(const char *what)
+{
+	struct thread *t = current_thread();
+
+	/* Threads that cannot leave this CPU: idle, pinned here, migration disabled (RT). */
+	if (!t || t->is_idle || t->migrate_disabled || t->pinned == (int)raw_smp_processor_id())
+		return;
+	if (__atomic_fetch_add(&debug_preempt_bugs, 1, __ATOMIC_RELAXED) < 20) {
+		pr_bug("using %s in preemptible code: thread %s, caller %p\n", what, t->name,
+		       __builtin_return_address(0));
+		arch_backtrace();
+	}
+}
+#endif
+
 struct lockdep_task *lockdep_current(void)
 {
-	struct cpu *c = this_cpu();
 	struct thread *t;
 
-	if (!c)
-		return NULL;
+	/* In interrupt context we cannot migrate; a thread is found with one load. */
 	if (in_interrupt())
-		return &c->irq_lockdep;
-	t = c->rq.curr;
+		return &raw_this_cpu()->irq_lockdep;
+	t = current_thread();
 	return t ? &t->lockdep : NULL;
 }
 

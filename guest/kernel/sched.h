@@ -55,6 +55,7 @@ struct thread {
 	bool is_idle;
 	bool percpu; /* per-CPU kernel thread: runs on its CPU while that is online, not active */
 	bool rr_expired; /* SCHED_RR slice used up: requeue at the tail */
+	bool bug_expected; /* provokes BUG reports on purpose (bug_expect()) */
 	struct llist_node wake_node; /* on a remote CPU's wake_list */
 	struct list_head park_node; /* on the parked list */
 	struct list_head all_node; /* on the global thread list */
@@ -72,10 +73,14 @@ struct thread {
 	char name[THREAD_NAME_LEN];
 };
 
-/* The running thread. */
+/*
+ * The running thread: one %gs-relative load of this CPU's rq.curr (as Linux's
+ * this_cpu_read(current_task)), so it is right even if the caller is preempted and moved
+ * to another CPU just before or after it. NULL before the scheduler starts.
+ */
 static inline struct thread *current_thread(void)
 {
-	return this_cpu()->rq.curr;
+	return arch_percpu_read_ptr(__builtin_offsetof(struct cpu, rq.curr));
 }
 
 /*

@@ -8,6 +8,7 @@
  */
 #include "kernel/timer.h"
 
+#include "kernel/bug.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/printk.h"
@@ -15,6 +16,8 @@
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "kernel/wait.h"
+
+CMDLINE_PARAM(hz, .name = "hz", .kind = CMDLINE_UINT, .min = 10, .max = 10000);
 
 #define TIMER_THREAD_PRIO 50
 
@@ -169,7 +172,8 @@ static bool timer_op(enum timer_op op, struct timer_list *t, uint64_t expires)
 		unsigned cpu = timer_cpu(t);
 		bool moved = false, was;
 
-		if (!wheel_timer_pending(&t->wt) || cpu == smp_processor_id()) {
+		/* A hint: local_op() looks again with the lock held and says if it moved. */
+		if (!wheel_timer_pending(&t->wt) || cpu == raw_smp_processor_id()) {
 			if (op == OP_DEL && !wheel_timer_pending(&t->wt))
 				return false;
 			was = local_op(op, t, expires, &moved);
@@ -207,10 +211,14 @@ int timer_add_on(struct timer_list *t, uint64_t expires, unsigned cpu)
 	struct timer_req r = { .op = OP_ADD, .t = t, .expires = expires };
 
 	t->wt.flags |= TIMER_PINNED;
+	/* Stay on this CPU between the check and the add, or the timer lands elsewhere. */
+	migrate_disable();
 	if (cpu == smp_processor_id()) {
 		timer_add(t, expires);
+		migrate_enable();
 		return 0;
 	}
+	migrate_enable();
 	return call_owner(cpu, &r);
 }
 
@@ -240,8 +248,9 @@ bool timer_delete_sync(struct timer_list *t)
 	b = cpu_base(cpu);
 	if (READ_ONCE(b->running) != t)
 		return was;
-	if (cpu == smp_processor_id() && (in_interrupt() || current_thread() == b->thread)) {
-		printk("BUG: timer_delete_sync() from its own callback\n");
+	/* From interrupt context or our own timer thread, this CPU is stable. */
+	if (cpu == raw_smp_processor_id() && (in_interrupt() || current_thread() == b->thread)) {
+		pr_bug("timer_delete_sync() from its own callback\n");
 		return was;
 	}
 #ifdef CONFIG_PREEMPT_RT

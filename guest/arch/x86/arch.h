@@ -140,8 +140,12 @@ uint32_t arch_timer_khz(void);
 
 struct cpu;
 
-/* The running CPU's struct cpu (GS base points at it; its first field points at itself). */
-static inline struct cpu *this_cpu(void)
+/*
+ * The running CPU's struct cpu (GS base points at it; its first field points at itself).
+ * Raw: kernel code uses this_cpu() (kernel/cpu.h), which checks that the caller cannot
+ * migrate while it uses the pointer.
+ */
+static inline struct cpu *arch_this_cpu(void)
 {
 	struct cpu *c;
 
@@ -149,12 +153,24 @@ static inline struct cpu *this_cpu(void)
 	return c;
 }
 
-/* Read or add to an int field of the running CPU's struct cpu in one instruction. */
+/*
+ * Read or add to a field of the running CPU's struct cpu in one instruction: a thread
+ * preempted and migrated just before or after it still gets (or changes) the value of the
+ * CPU it ran the instruction on, never a mix of two CPUs.
+ */
 static inline int arch_percpu_read_int(size_t offset)
 {
 	int v;
 
 	__asm__ volatile("movl %%gs:(%1), %0" : "=r"(v) : "r"(offset) : "memory");
+	return v;
+}
+
+static inline void *arch_percpu_read_ptr(size_t offset)
+{
+	void *v;
+
+	__asm__ volatile("movq %%gs:(%1), %0" : "=r"(v) : "r"(offset) : "memory");
 	return v;
 }
 

@@ -41,24 +41,30 @@ static bool in_kernel(uint64_t addr)
 	       addr < (uint64_t)(uintptr_t)__kernel_end;
 }
 
-/* Walk saved frame pointers while they stay on a sane, 8-byte-aligned stack. */
+/*
+ * Walk saved frame pointers while they stay on a sane, 8-byte-aligned stack; print the
+ * trace as one line (one printk: other CPUs' output cannot land in the middle).
+ */
 static void backtrace_from(uint64_t rbp, uint64_t rip)
 {
+	char line[16 + 17 * 19];
+	size_t len;
 	int depth;
 
-	printk("  backtrace: %#lx", (unsigned long)rip);
+	len = (size_t)snprintf(line, sizeof(line), "  backtrace: %#lx", (unsigned long)rip);
 	for (depth = 0; depth < 16 && rbp && !(rbp & 7) && rbp < (1ull << 32); depth++) {
 		uint64_t next = ((uint64_t *)(uintptr_t)rbp)[0];
 		uint64_t ret = ((uint64_t *)(uintptr_t)rbp)[1];
 
-		if (!in_kernel(ret))
+		if (!in_kernel(ret) || len >= sizeof(line))
 			break;
-		printk(" %#lx", (unsigned long)ret);
+		len +=
+		    (size_t)snprintf(line + len, sizeof(line) - len, " %#lx", (unsigned long)ret);
 		if (next <= rbp)
 			break;
 		rbp = next;
 	}
-	printk("\n");
+	printk("%s\n", line);
 }
 
 void arch_backtrace(void)

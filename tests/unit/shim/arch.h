@@ -109,9 +109,14 @@ extern __thread uint64_t shim_timer_deadline;
 /* ---- CPUs ---- */
 extern __thread struct cpu *shim_this_cpu;
 
-static inline struct cpu *this_cpu(void)
+static inline struct cpu *arch_this_cpu(void)
 {
 	return shim_this_cpu;
+}
+
+static inline void *arch_percpu_read_ptr(size_t offset)
+{
+	return *(void **)((char *)shim_this_cpu + offset);
 }
 
 static inline int arch_percpu_read_int(size_t offset)
