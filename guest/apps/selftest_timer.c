@@ -56,6 +56,7 @@ struct order_timer {
 	uint64_t fired_jiffy;
 	unsigned level; /* wheel level it was queued on */
 	unsigned seq; /* order of firing */
+	unsigned fired_before_armed; /* timers that had fired when this one was armed */
 	int fired;
 };
 
@@ -101,6 +102,7 @@ static int test_timer_wheel_order(void)
 		o[j].requested = jiffies + dist[j];
 		if (timer_add_on(&o[j].t, o[j].requested, cpu))
 			return selftest_fail("cpu %u went away", cpu);
+		o[j].fired_before_armed = __atomic_load_n(&order_seq, __ATOMIC_ACQUIRE);
 	}
 	wait_for_completion(&order_done);
 	for (i = 0; i < ARRAY_SIZE(dist); i++) {
@@ -121,12 +123,16 @@ static int test_timer_wheel_order(void)
 			slow++;
 		if (late > max_late)
 			max_late = late;
-		/* In order, to the wheel's granularity: a timer due later than another by more
-		 * than both their levels' granules runs after it. */
+		/*
+		 * In order, to the wheel's granularity: a timer due later than another by more
+		 * than both their levels' granules runs after it, if both were queued before
+		 * either ran (the arming thread may be preempted, or its vCPU stalled, between
+		 * reading jiffies and arming: a timer armed after another fired promises nothing).
+		 */
 		for (j = 0; j < ARRAY_SIZE(dist); j++)
 			if (o[j].requested > o[i].requested + wheel_level_gran(o[i].level) +
 						 wheel_level_gran(o[j].level) &&
-			    o[j].seq < o[i].seq)
+			    o[j].seq < o[i].seq && o[i].fired_before_armed <= o[j].seq)
 				ret = selftest_fail("+%u (due %lu) ran before +%u (due %lu)",
 						    dist[j], (unsigned long)o[j].requested, dist[i],
 						    (unsigned long)o[i].requested);
@@ -140,6 +146,46 @@ static int test_timer_wheel_order(void)
 	return ret;
 }
 SELFTEST("timer_wheel_order", test_timer_wheel_order);
+
+/* ---- timer_wheel_placement: timeouts land on the level their length calls for ------------------ */
+
+static void placement_fn(struct timer_list *t)
+{
+	(void)t;
+}
+
+/*
+ * The wheel's clock only advances when something expires. A 10-jiffy timeout armed 100
+ * jiffies after the last expiry, beside a far timer that keeps the wheel busy, must still
+ * go to level 0 (1-jiffy granularity), not to level 1 as "110 jiffies from the wheel's
+ * clock" would put it (up to 8 jiffies late: 80% of the timeout).
+ */
+static int test_timer_wheel_placement(void)
+{
+	struct timer_list far, near;
+	unsigned long flags;
+	unsigned lvl_near;
+	uint64_t j;
+
+	timer_setup(&far, placement_fn, 0);
+	timer_setup(&near, placement_fn, 0);
+	/* Interrupts off: no expiry on this CPU can move the wheel's clock meanwhile. */
+	flags = arch_irq_save();
+	timer_add(&far, jiffies + 100000);
+	arch_udelay(jiffies_to_ns(100) / 1000);
+	j = ns_to_jiffies(arch_now_ns());
+	timer_add(&near, j + 10);
+	lvl_near = wheel_timer_level(&near.wt);
+	arch_irq_restore(flags);
+	timer_delete_sync(&near);
+	timer_delete_sync(&far);
+	if (lvl_near != 0)
+		return selftest_fail("a 10-jiffy timeout went to level %u (granularity %lu)",
+				     lvl_near, (unsigned long)wheel_level_gran(lvl_near));
+	selftest_report("level=%u", lvl_near);
+	return 0;
+}
+SELFTEST("timer_wheel_placement", test_timer_wheel_placement);
 
 /* ---- timer_idle_quiet: an idle CPU takes (almost) no ticks --------------------------------------- */
 

@@ -91,15 +91,23 @@ static bool local_op(enum timer_op op, struct timer_list *t, uint64_t expires, b
 	}
 	if (op == OP_DEL) {
 		was = wheel_del(wheel_of(b, t), &t->wt);
-	} else if (wheel_timer_pending(&t->wt)) {
-		was = wheel_mod(wheel_of(b, t), &t->wt, expires);
 	} else {
 		struct timer_wheel *w = wheel_of(b, t);
 
-		t->wt.flags = (t->wt.flags & ~TIMER_CPUMASK) | self;
-		if (!w->nr_queued)
-			wheel_forward(w, update_jiffies());
-		wheel_add(w, &t->wt, expires);
+		/*
+		 * Place it against the current jiffy, not the clock of the last expiry: the wheel
+		 * only advances clk when something is due, and a timer placed against a stale clk
+		 * lands on a coarser level (a 10-jiffy timeout 100 jiffies after the last expiry
+		 * went to level 1 and fired up to 8 jiffies late). Forwarding stops at the next
+		 * pending bucket, so nothing queued is skipped.
+		 */
+		wheel_forward(w, update_jiffies());
+		if (wheel_timer_pending(&t->wt)) {
+			was = wheel_mod(w, &t->wt, expires);
+		} else {
+			t->wt.flags = (t->wt.flags & ~TIMER_CPUMASK) | self;
+			wheel_add(w, &t->wt, expires);
+		}
 	}
 out:
 	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
@@ -575,8 +583,7 @@ unsigned timers_dead_cpu(unsigned cpu)
 	/* The dead CPU runs nothing: its base is ours to empty without its lock. */
 	for (i = 0; i < 2; i++) {
 		retarget(&dead->wheel[i], self);
-		if (!b->wheel[i].nr_queued)
-			wheel_forward(&b->wheel[i], now);
+		wheel_forward(&b->wheel[i], now); /* placed against now, as local_op() */
 		moved += wheel_migrate(&b->wheel[i], &dead->wheel[i]);
 	}
 	/* Collected but never run: queue them here, expiries unchanged (they are due). */
