@@ -40,6 +40,7 @@ static const struct cpuhp_step table[CPUHP_NR_STATES] = {
 	[CPUHP_AP_ONLINE] = { "ap:online", NULL, NULL, false },
 	[CPUHP_AP_ONLINE_IDLE] = { "ap:online-idle", NULL, NULL, false },
 	[CPUHP_AP_TIMERS_ONLINE] = { "timers:online", nop, nop, false },
+	[CPUHP_AP_WATCHDOG_ONLINE] = { "watchdog:online", nop, nop, false },
 	[CPUHP_AP_SCHED_ACTIVE] = { "sched:active", nop, nop, true },
 	[CPUHP_ONLINE] = { "online", NULL, NULL, false },
 };

@@ -12,6 +12,7 @@
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/string.h"
+#include "kernel/watchdog.h"
 #include "plugvm_abi.h"
 #include "x86.h"
 
@@ -29,6 +30,8 @@ CMDLINE_PARAM(remove, .name = "acpi_hotplug.remove", .kind = CMDLINE_ENUM,
 #define HOTPLUG_THREAD_PRIO 60
 
 static struct thread *hp_thread_ptr;
+/* The watchdog's view: an SCI not yet taken by the thread, a request not yet finished. */
+static struct watchdog_op sci_op, request_op;
 static volatile int sci_pending;
 static uint32_t gpe_sts_port, gpe_en_port;
 static unsigned long nr_sci;
@@ -58,6 +61,7 @@ static void sci_irq(unsigned vector, void *arg)
 	/* Write-1-to-clear drops the level SCI; anything else pending is not ours. */
 	if (inb((uint16_t)gpe_sts_port) & GPE_CPU_HOTPLUG) {
 		outb((uint16_t)gpe_sts_port, GPE_CPU_HOTPLUG);
+		watchdog_op_begin(&sci_op, 0, "acpi-hotplug: a CPU hotplug SCI (thread not woken)");
 		__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
 		thread_wake(hp_thread_ptr);
 	}
@@ -87,6 +91,7 @@ static void insert(uint32_t slot, int cpu)
 	int err = -1;
 
 	cphp_clear_insert(slot);
+	watchdog_op_begin(&request_op, 0, "acpi-hotplug: bring-up of cpu %d (slot %u)", cpu, slot);
 	if (cpu >= 0) {
 		cpumask_set(&cpu_present_mask, (unsigned)cpu);
 		err = cpu_up((unsigned)cpu);
@@ -97,6 +102,7 @@ static void insert(uint32_t slot, int cpu)
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "failed to come up" : "online", err);
 	cphp_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
+	watchdog_op_end(&request_op);
 }
 
 /*
@@ -117,6 +123,8 @@ static void remove(uint32_t slot, int cpu)
 		return;
 	}
 	t0 = arch_now_ns();
+	watchdog_op_begin(&request_op, 0, "acpi-hotplug: removal of cpu %d (slot %u) to eject", cpu,
+			  slot);
 	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -1 : cpu_down((unsigned)cpu);
 	cphp_clear_remove(slot);
 	send_report(cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, arch_now_ns() - t0);
@@ -129,6 +137,7 @@ static void remove(uint32_t slot, int cpu)
 	} else {
 		cphp_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
 	}
+	watchdog_op_end(&request_op);
 }
 
 /* Every slot with an event, until none is left (events that arrive meanwhile included). */
@@ -159,6 +168,7 @@ static int hotplug_thread(void *arg)
 			continue;
 		}
 		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		watchdog_op_end(&sci_op);
 		if (__atomic_load_n(&powerdown_pending, __ATOMIC_ACQUIRE)) {
 			printk("acpi: power button: powering off\n");
 			arch_poweroff(0);

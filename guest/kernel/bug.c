@@ -9,18 +9,33 @@
 
 static uint64_t nr_unexpected, nr_expected;
 
+static void report(bool exp, const char *fmt, va_list ap)
+{
+	char line[256];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	__atomic_add_fetch(exp ? &nr_expected : &nr_unexpected, 1, __ATOMIC_RELAXED);
+	printk("%sBUG: %s", exp ? "expected " : "", line);
+}
+
 void pr_bug(const char *fmt, ...)
 {
 	struct thread *t = current_thread();
-	bool exp = t && t->bug_expected;
-	char line[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	report(t && t->bug_expected, fmt, ap);
 	va_end(ap);
-	__atomic_add_fetch(exp ? &nr_expected : &nr_unexpected, 1, __ATOMIC_RELAXED);
-	printk("%sBUG: %s", exp ? "expected " : "", line);
+}
+
+void pr_bug_for(bool subject_expects, const char *fmt, ...)
+{
+	struct thread *t = current_thread();
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(subject_expects || (t && t->bug_expected), fmt, ap);
+	va_end(ap);
 }
 
 void bug_expect(bool on)

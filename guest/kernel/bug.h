@@ -16,6 +16,11 @@
 
 /* Print "BUG: <message>" (or "expected BUG: ...") as one line. Any context. */
 void pr_bug(const char *fmt, ...) __printf(1, 2);
+/*
+ * The same for a report made on behalf of another thread (a hung one, the one running on a
+ * locked-up CPU): expected if that thread (`subject_expects`) or the caller expects it.
+ */
+void pr_bug_for(bool subject_expects, const char *fmt, ...) __printf(2, 3);
 /* The running thread provokes reports on purpose (true) or no longer (false). Thread context. */
 void bug_expect(bool on);
 /* Unexpected and expected reports since boot. */

@@ -25,6 +25,7 @@
 #include "kernel/spinlock.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
+#include "kernel/watchdog.h"
 #include "kernel/wait.h"
 
 CMDLINE_PARAM(trace, .name = "cpuhp.trace", .kind = CMDLINE_FLAG);
@@ -194,6 +195,16 @@ static int timers_offline(unsigned cpu)
 	return 0;
 }
 
+static int watchdog_online(unsigned cpu)
+{
+	return watchdog_online_cpu(cpu);
+}
+
+static int watchdog_offline(unsigned cpu)
+{
+	return watchdog_offline_cpu(cpu);
+}
+
 static int sched_active(unsigned cpu)
 {
 	sched_activate_cpu(cpu);
@@ -227,6 +238,8 @@ static const struct cpuhp_step table[CPUHP_NR_STATES] = {
 	[CPUHP_AP_ONLINE] = { "ap:online", NULL, NULL, false },
 	[CPUHP_AP_ONLINE_IDLE] = { "ap:online-idle", NULL, NULL, false },
 	[CPUHP_AP_TIMERS_ONLINE] = { "timers:online", timers_online, timers_offline, false },
+	[CPUHP_AP_WATCHDOG_ONLINE] = { "watchdog:online", watchdog_online, watchdog_offline,
+				       false },
 	[CPUHP_AP_SCHED_ACTIVE] = { "sched:active", sched_active, sched_inactive, true },
 	[CPUHP_ONLINE] = { "online", NULL, NULL, false },
 };

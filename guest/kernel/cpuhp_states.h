@@ -36,6 +36,7 @@ enum cpuhp_state {
 	/* ONLINE, in the hotplug thread */
 	CPUHP_AP_ONLINE_IDLE, /* marker: the thread runs; the CPU is online, not active */
 	CPUHP_AP_TIMERS_ONLINE, /* timer thread and remote timer requests */
+	CPUHP_AP_WATCHDOG_ONLINE, /* the lockup detector's heartbeat */
 	CPUHP_AP_ONLINE_DYN,
 	CPUHP_AP_ONLINE_DYN_END = CPUHP_AP_ONLINE_DYN + CPUHP_AP_DYN_SLOTS - 1,
 	CPUHP_AP_SCHED_ACTIVE, /* threads may be placed here; tear-down moves them away */

@@ -253,13 +253,15 @@ void sleep_until(uint64_t ns)
 	hrtimer_init(&s.timer, wake_sleeper);
 	s.thread = current_thread();
 	s.done = 0;
+	WRITE_ONCE(s.thread->sleep_deadline_ns, ns); /* for the hung-task check */
 	thread_prepare_sleep();
 	hrtimer_start(&s.timer, ns, HRTIMER_ABS);
 	while (!__atomic_load_n(&s.done, __ATOMIC_ACQUIRE)) {
 		thread_sleep();
 		thread_prepare_sleep();
 	}
-	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	__atomic_store_n(&s.thread->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	WRITE_ONCE(s.thread->sleep_deadline_ns, 0);
 	hrtimer_cancel(&s.timer); /* also waits out a callback still running elsewhere */
 }
 

@@ -18,6 +18,7 @@
 #include "kernel/cpuhp.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
+#include "kernel/watchdog.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -79,6 +80,7 @@ static int init_main(void *arg)
 	int st;
 
 	(void)arg;
+	watchdog_init(); /* a hang from here on is reported, not just waited out */
 	cpuhp_boot_secondaries();
 	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
 	       cpumask_weight(&cpu_present_mask));

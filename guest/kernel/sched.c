@@ -192,8 +192,11 @@ static void activate(struct rq *rq, struct thread *t)
 		t->cpu = self;
 	}
 	enqueue(rq, t, false);
-	if (t->rq.prio > rq->curr_prio)
+	if (t->rq.prio > rq->curr_prio) {
 		set_need_resched();
+		if (!rq->urgent_tsc)
+			rq->urgent_tsc = arch_tsc(); /* the soft-lockup check's clock */
+	}
 }
 
 /* Give a RUNNABLE thread to `cpu` (maybe this one). Interrupts off. */
@@ -323,6 +326,7 @@ static void __schedule(enum sched_mode mode)
 	next = e ? container_of(e, struct thread, rq) : rq->idle;
 	if (e)
 		dequeue(rq, next);
+	rq->urgent_tsc = 0; /* the most urgent thread runs now */
 	this_cpu()->need_resched = 0;
 	prev->rr_expired = false;
 	if (next != prev) {
@@ -955,6 +959,56 @@ void sched_get_stats(unsigned cpu, struct sched_stats *st)
 }
 
 /* ---- diagnostics ----------------------------------------------------------------------------- */
+
+struct hung {
+	char name[THREAD_NAME_LEN];
+	unsigned cpu;
+	uint64_t late_ns;
+	bool expected;
+};
+
+unsigned sched_check_hung(uint64_t now_ns, uint64_t bound_ns)
+{
+	struct hung found[8];
+	unsigned n = 0, i;
+	unsigned long flags = spin_lock_irqsave(&all_lock);
+	struct thread *t;
+
+	list_for_each_entry(t, &all_threads, all_node) {
+		uint64_t deadline = READ_ONCE(t->sleep_deadline_ns);
+
+		if (!deadline || READ_ONCE(t->state) != THREAD_BLOCKED ||
+		    now_ns < deadline + bound_ns || t->hung_reported_ns == deadline)
+			continue;
+		t->hung_reported_ns = deadline;
+		if (n < ARRAY_SIZE(found)) {
+			memcpy(found[n].name, t->name, sizeof(found[n].name));
+			found[n].cpu = t->cpu;
+			found[n].late_ns = now_ns - deadline;
+			found[n].expected = t->bug_expected;
+			n++;
+		}
+	}
+	spin_unlock_irqrestore(&all_lock, flags);
+	for (i = 0; i < n; i++)
+		pr_bug_for(found[i].expected,
+			   "hung task: thread %s (cpu %u) is still blocked %lu ms after its sleep "
+			   "deadline: a lost wake-up\n",
+			   found[i].name, found[i].cpu,
+			   (unsigned long)(found[i].late_ns / 1000000));
+	return n;
+}
+
+uint64_t sched_stuck_ns(uint64_t now_tsc, struct thread **curr)
+{
+	struct rq *rq = this_rq();
+	uint64_t since = rq->urgent_tsc;
+
+	*curr = rq->curr;
+	if (!since || rqq_top_prio(&rq->queue) <= rq->curr_prio || now_tsc < since)
+		return 0;
+	return arch_tsc_to_ns(now_tsc - since);
+}
 
 void sched_dump_threads(void)
 {

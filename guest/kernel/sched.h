@@ -68,6 +68,8 @@ struct thread {
 	unsigned nr_pi_locks;
 	struct list_head pi_node; /* on an RT local_lock's waiter list */
 	uint64_t wakeup_tsc; /* when it was last made runnable */
+	uint64_t sleep_deadline_ns; /* sleeping until then at the latest (0: no deadline) */
+	uint64_t hung_reported_ns; /* the deadline the hung-task check reported it for */
 	uint64_t nr_switches;
 	struct lockdep_task lockdep; /* held-locks stack of the lock validator */
 	char name[THREAD_NAME_LEN];
@@ -172,6 +174,18 @@ __noreturn void sched_idle(void);
 void sched_get_stats(unsigned cpu, struct sched_stats *st);
 /* Print every thread: state, CPU, priorities, and a sleeping one's backtrace (diagnostics). */
 void sched_dump_threads(void);
+
+/*
+ * Hung-task check: report (BUG lines) every thread blocked `bound_ns` past its sleep
+ * deadline, once per deadline. Returns how many were newly reported. Thread context.
+ */
+unsigned sched_check_hung(uint64_t now_ns, uint64_t bound_ns);
+/*
+ * Soft-lockup check of the calling CPU, from its watchdog interrupt: how long (ns) a thread
+ * more urgent than the running one has waited on its run queue, else 0; and the running
+ * thread in *curr. Interrupts off.
+ */
+uint64_t sched_stuck_ns(uint64_t now_tsc, struct thread **curr);
 
 /* Times a thread slept with preemption disabled (each also printed as a BUG line). */
 extern uint64_t sched_atomic_sleep_bugs;

@@ -35,6 +35,7 @@ struct rq {
 	struct thread *idle;
 	struct thread *last; /* switched away from; released by finish_switch() */
 	struct sched_stats stats;
+	uint64_t urgent_tsc; /* since when a more urgent thread waits (0: none); watchdog */
 	/* Read racily by other CPUs' wake-up placement (written by this CPU only): */
 	int curr_prio; /* -1 while idle */
 	unsigned nr_running; /* queued + running (idle not counted) */

@@ -126,6 +126,7 @@ bool wait_for_completion_timeout(struct completion *c, uint64_t ns)
 	list_init(&w.node);
 	hrtimer_init(&tw.timer, timeout_wake);
 	tw.thread = current_thread();
+	WRITE_ONCE(tw.thread->sleep_deadline_ns, deadline); /* for the hung-task check */
 	hrtimer_start(&tw.timer, deadline, HRTIMER_ABS);
 	for (;;) {
 		prepare_to_wait(&c->wq, &w);
@@ -135,6 +136,7 @@ bool wait_for_completion_timeout(struct completion *c, uint64_t ns)
 		thread_sleep();
 	}
 	finish_wait(&c->wq, &w);
+	WRITE_ONCE(tw.thread->sleep_deadline_ns, 0);
 	hrtimer_cancel(&tw.timer); /* also waits out a wake-up still running elsewhere */
 	return ok;
 }

@@ -15,7 +15,8 @@ STATES = [
     ("sched:prepare", "prepare"), ("timers:prepare", "prepare"), ("cpu:bringup", "prepare"),
     ("ap:offline", "starting"), ("arch:starting", "starting"), ("sched:starting", "starting"),
     ("tick:starting", "starting"), ("cpu:online-mask", "starting"), ("ap:online", "starting"),
-    ("ap:online-idle", "online"), ("timers:online", "online"), ("sched:active", "online"),
+    ("ap:online-idle", "online"), ("timers:online", "online"), ("watchdog:online", "online"),
+    ("sched:active", "online"),
     ("online", "online"),
 ]
 
@@ -66,7 +67,7 @@ def test_boot_cpus_come_up_through_the_table_and_down_symmetrically(parallel):
     assert vm.lines(r"^plugvm-guest: 4/4 CPUs online$"), vm.transcript()
     with_cb = ["percpu:prepare", "threads:prepare", "sched:prepare", "timers:prepare",
                "cpu:bringup", "arch:starting", "sched:starting", "tick:starting",
-               "cpu:online-mask", "timers:online", "sched:active"]
+               "cpu:online-mask", "timers:online", "watchdog:online", "sched:active"]
     order = [name for name, _ in STATES]
     for cpu in (1, 2):
         up = [s for s, d in trace(vm, cpu) if d == "up"]

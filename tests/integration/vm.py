@@ -41,6 +41,7 @@ class Vm:
         self.stderr = []
         self._cond = threading.Condition()
         self.backtraces = ""
+        self._bug_seen = 0
         self._readers = [
             threading.Thread(target=self._read, args=(self.proc.stdout, self.stdout), daemon=True),
             threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr), daemon=True),
@@ -72,6 +73,12 @@ class Vm:
         seen = 0
         with self._cond:
             while True:
+                # A kernel bug report ends the wait at once: the guest said what is wrong.
+                if any(self.BUG_LINE.match(l) for l in self.stdout[self._bug_seen:]):
+                    raise VmFailure("the guest reported a kernel bug while we waited for "
+                                    f"/{pattern}/\n" + "\n".join(self.bugs()[:20]) + "\n"
+                                    + self.transcript())
+                self._bug_seen = len(self.stdout)
                 while seen < len(lines):
                     m = rx.search(lines[seen])
                     seen += 1
@@ -87,12 +94,22 @@ class Vm:
                 self._cond.wait(min(left, 0.5))
 
     def wait_exit(self, timeout=BOOT_TIMEOUT):
-        try:
-            rc = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.post_mortem()
-            self.kill()
-            raise VmFailure(f"did not exit within {timeout}s\n" + self.transcript())
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                rc = self.proc.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                if self.bugs():
+                    # Give the guest's dump (threads, timer queues) a moment to arrive.
+                    time.sleep(2)
+                    self.kill()
+                    self.assert_no_bugs()
+                if time.monotonic() < deadline:
+                    continue
+                self.post_mortem()
+                self.kill()
+                raise VmFailure(f"did not exit within {timeout}s\n" + self.transcript())
         for t in self._readers:
             t.join(10)
         self.assert_no_bugs()

@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: MIT
+"""Reliability: the guest's hang detectors and torture tests, on the real VMM.
+
+A hang must become a diagnosis: the lockup and hung-task detectors (kernel/watchdog.c) each
+fire on a hang provoked on purpose, and print the thread dump after the report.
+"""
+import pytest
+
+from vm import BOOT_TIMEOUT, GUESTS, run_plugvm, selftests
+
+
+@pytest.mark.parametrize("build", ["mainline", "rt"])
+def test_watchdog_reports_each_kind_of_hang(build):
+    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", "2", "--append", "selftest=watchdog",
+                        timeout=3 * BOOT_TIMEOUT)
+    assert rc == 0, vm.transcript()
+    assert selftests(vm) == {"watchdog": "pass"}, vm.transcript()
+    for what in (r"hung task: thread wd-lost-wakeup \(cpu \d\) is still blocked \d+ ms after its "
+                 r"sleep deadline",
+                 r"stuck: selftest watchdog's operation has not finished",
+                 r"soft lockup: cpu 1 has not scheduled for \d+ ms while a higher-priority "
+                 r"thread waits; running wd-soft-hog",
+                 r"hard lockup: cpu 1 has taken no watchdog interrupt for \d+ ms"):
+        assert vm.lines("^expected BUG: " + what), vm.transcript()
+    # The diagnosis follows the first report: every thread, every CPU's hrtimer queue.
+    assert vm.lines(r"^thread wd-lost-wakeup: blocked cpu \d pinned -1 "), vm.transcript()
+    assert vm.lines(r"^hrtimer cpu 0: \d+ queued"), vm.transcript()
