@@ -70,10 +70,10 @@ static uint64_t bug_reports(void)
 	return bug_count() + ls.unexpected;
 }
 
-/* The last line of a run: counts, and a failure if the kernel reported a bug meanwhile. */
-static bool summary(uint64_t bugs_before)
+/* The last line of a run: counts, and a failure if the kernel reported a bug since boot. */
+static bool summary(void)
 {
-	uint64_t bugs = bug_reports() - bugs_before;
+	uint64_t bugs = bug_reports();
 
 	if (bugs)
 		printk("selftest: %u passed, %u failed, %lu unexpected BUG reports\n", nr_passed,
@@ -98,7 +98,6 @@ int selftest_run_cmdline(void)
 	size_t len, i = 0;
 	const char *v = cmdline_value("selftest", &len);
 	const struct selftest *t;
-	uint64_t bugs_before = bug_reports();
 	bool ok = true;
 
 	if (!v || !len)
@@ -113,7 +112,7 @@ int selftest_run_cmdline(void)
 		for (t = __start_selftests; t < __stop_selftests; t++)
 			if (!t->explicit_only)
 				ok &= run_one(t);
-		return summary(bugs_before) && ok ? 0 : 1;
+		return summary() && ok ? 0 : 1;
 	}
 	while (i < len) {
 		size_t j = i;
@@ -134,5 +133,5 @@ int selftest_run_cmdline(void)
 		}
 		i = j + 1;
 	}
-	return summary(bugs_before) && ok ? 0 : 1;
+	return summary() && ok ? 0 : 1;
 }

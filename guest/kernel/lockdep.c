@@ -747,6 +747,7 @@ void lockdep_get_stats(struct lockdep_stats *st)
 	st->bad_release = __atomic_load_n(&counters.bad_release, __ATOMIC_RELAXED);
 	st->recursion = __atomic_load_n(&counters.recursion, __ATOMIC_RELAXED);
 	st->graph_busy = __atomic_load_n(&counters.graph_busy, __ATOMIC_RELAXED);
+	st->unexpected = __atomic_load_n(&counters.unexpected, __ATOMIC_RELAXED);
 	st->classes = __atomic_load_n(&nr_classes, __ATOMIC_RELAXED);
 	st->dependencies = __atomic_load_n(&nr_deps, __ATOMIC_RELAXED);
 	st->max_depth = __atomic_load_n(&counters.max_depth, __ATOMIC_RELAXED);

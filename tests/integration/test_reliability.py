@@ -25,3 +25,26 @@ def test_watchdog_reports_each_kind_of_hang(build):
     # The diagnosis follows the first report: every thread, every CPU's hrtimer queue.
     assert vm.lines(r"^thread wd-lost-wakeup: blocked cpu \d pinned -1 "), vm.transcript()
     assert vm.lines(r"^hrtimer cpu 0: \d+ queued"), vm.transcript()
+
+
+TORTURE = ["timer_torture", "wake_torture"]
+
+
+@pytest.mark.parametrize("build", ["mainline", "rt"])
+@pytest.mark.parametrize("ncpus", [2, 4])
+def test_torture_with_cpus_churning_in_the_guest(build, ncpus):
+    # The tests churn CPUs themselves (cpu_down/cpu_up of random CPUs) for 4 s.
+    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", f"{ncpus},maxcpus=8", "--append",
+                        "selftest=" + ",".join(TORTURE) + " torture.seconds=4",
+                        timeout=4 * BOOT_TIMEOUT)
+    assert rc == 0, vm.transcript()
+    assert selftests(vm) == {t: "pass" for t in TORTURE}, vm.transcript()
+    m = vm.lines(r"^selftest timer_torture: threads=(\d+) armings=(\d+) fired=(\d+) "
+                 r"cancelled=(\d+) .* cpu_cycles=(\d+) ")
+    assert m, vm.transcript()
+    threads, armings, fired, cancelled, cycles = (int(x) for x in m[0].groups())
+    assert armings == fired + cancelled and fired > 0 and cancelled > 0, vm.transcript()
+    assert cycles > 0, vm.transcript()
+    m = vm.lines(r"^selftest wake_torture: pairs=\d+ rounds=(\d+) raw=(\d+) waitq=(\d+) "
+                 r"completion=(\d+) timed=(\d+) timed_completion=(\d+) cpu_cycles=(\d+) ")
+    assert m and all(int(x) > 0 for x in m[0].groups()), vm.transcript()

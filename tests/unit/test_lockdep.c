@@ -195,6 +195,19 @@ static void take_two(struct lockdep_map *x, unsigned long ip_x, struct lockdep_m
 	lockdep_release(x, 0);
 }
 
+/* A task that provokes a report on purpose: its lines say so, and it is not counted. */
+static void test_expected_report(void **state)
+{
+	(void)state;
+	tasks[0].expected = true;
+	take_two(&a, 0x1001, &b, 0x1002, 0);
+	take_two(&b, 0x2001, &a, 0x2002, 0);
+	tasks[0].expected = false;
+	assert_contains(out, "expected lockdep: lock order inversion: lock_b -> lock_a");
+	assert_int_equal(stats().inversions, 1);
+	assert_int_equal(stats().unexpected, 0);
+}
+
 static void test_ab_ba(void **state)
 {
 	int i;
@@ -228,6 +241,7 @@ static void test_ab_ba(void **state)
 	assert_int_equal(count("lock order inversion"), 1);
 	assert_int_equal(nr_reports(), 1);
 	assert_int_equal(stats().inversions, 1);
+	assert_int_equal(stats().unexpected, 1);
 	assert_int_equal(stats().dependencies, 2);
 	assert_prefixed();
 }
@@ -794,6 +808,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_nested_quiet, setup),
 		cmocka_unit_test_setup(test_ab_ba, setup),
+		cmocka_unit_test_setup(test_expected_report, setup),
 		cmocka_unit_test_setup(test_cycle_of_three, setup),
 		cmocka_unit_test_setup(test_long_chain, setup),
 		cmocka_unit_test_setup(test_trylock, setup),
