@@ -120,9 +120,11 @@ SELFTEST("cpuhp_states", test_cpuhp_states);
  * How late a cycle timer may fire: the wheel's own granularity for its timeout (the level it
  * lands on; timer_wheel.h: at most 12.7% of the timeout) plus CYCLE_SLACK_MS for everything
  * else: its CPU may be going down (its timers wait for the teardown to move them), the
- * expiry runs in a softirq or a thread, and the host may stall the vCPU.
+ * expiry runs in a softirq or a thread, and a loaded host leaves vCPUs waiting for a
+ * physical CPU. A bound against lost expiries (the watchdog's 10 s), not a latency target:
+ * how late they were is reported.
  */
-#define CYCLE_SLACK_MS 200
+#define CYCLE_SLACK_MS 10000
 
 struct cycle_timer {
 	struct timer_list t;
@@ -310,12 +312,19 @@ static int test_cpuhp_cycle(void)
 		uint64_t last = 0, slack = ns_to_jiffies(CYCLE_SLACK_MS * 1000000ull), late_max = 0;
 		unsigned fired = 0, cancelled = 0;
 
-		for (i = 0; i < CYCLE_TIMERS; i++)
-			if (cycle_bound(&ctimers[i], slack) > last)
-				last = cycle_bound(&ctimers[i], slack);
-		/* Deferrable ones may wait for a busy tick: nudge every CPU's wheel. */
-		while (ns_to_jiffies(arch_now_ns()) <= last)
-			sleep_ns(5000000);
+		/* Until every timer that must fire has fired, or is past its bound. */
+		do {
+			last = 0;
+			for (i = 0; i < CYCLE_TIMERS; i++)
+				if (timer_pending(&ctimers[i].t) &&
+				    !(ctimers[i].t.wt.flags & TIMER_DEFERRABLE) &&
+				    cycle_bound(&ctimers[i], slack) > last)
+					last = cycle_bound(&ctimers[i], slack);
+			if (last)
+				sleep_ns(5000000);
+		} while (last && ns_to_jiffies(arch_now_ns()) <= last);
+		/* Deferrable ones may wait for a busy tick: nudge every CPU's wheel a little. */
+		sleep_ns(50000000);
 		for (i = 0; i < CYCLE_TIMERS; i++) {
 			struct cycle_timer *c = &ctimers[i];
 			bool deferrable = c->t.wt.flags & TIMER_DEFERRABLE;
