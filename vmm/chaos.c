@@ -231,7 +231,9 @@ void chaos_vcpu_start(struct chaos *c, unsigned id, const atomic_bool *stop)
 	slept = sleep_unless_stopped(us, stop);
 	atomic_fetch_add(&c->starts, 1);
 	atomic_fetch_add(&c->start_us, slept);
-	log_debug("vCPU %u: chaos: start delayed %llu us", id, (unsigned long long)slept);
+	/* The drawn value, which the seed replays; the sleep is the host's. */
+	log_info("vCPU %u: chaos: start delayed %u us (slept %llu us)", id, us,
+		 (unsigned long long)slept);
 }
 
 static uint64_t draw_seed(void)

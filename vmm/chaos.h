@@ -91,7 +91,8 @@ void chaos_vcpu_stall(struct chaos *c, unsigned id, const atomic_bool *stop);
 
 /*
  * A hot-added vCPU `id`'s thread, before its first KVM_RUN (its tid already published):
- * with the start probability, sleep a random time; *stop and c as chaos_vcpu_stall().
+ * with the start probability, sleep a random time (logged at info level: "vCPU N: chaos:
+ * start delayed US us (slept US us)"); *stop and c as chaos_vcpu_stall().
  */
 void chaos_vcpu_start(struct chaos *c, unsigned id, const atomic_bool *stop);
 
