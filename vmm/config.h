@@ -17,6 +17,42 @@
 
 #define CONFIG_MAX_QMP_PATH 107 /* sockaddr_un */
 
+/*
+ * --chaos: host-side fault injection for testing (docs/reliability.md, "Host-side chaos").
+ * Each component, when it gets a chance, fires with probability ppm / 10^6 and then delays
+ * by a uniformly random 1..max_us microseconds; ppm == 0 or max_us == 0 turns it off.
+ */
+#define CONFIG_CHAOS_MAX_US 1000000u /* longer is a hang, not a loaded host */
+#define CONFIG_CHAOS_PPM    1000000u /* 100% */
+
+struct chaos_knob {
+	uint32_t ppm; /* probability in parts per million */
+	uint32_t max_us;
+};
+
+struct chaos_config {
+	bool enabled; /* --chaos given */
+	bool seed_given; /* seed=N; otherwise the VMM draws one from getrandom() */
+	uint64_t seed;
+	struct chaos_knob stall; /* a vCPU thread sleeps before (re-)entering KVM_RUN */
+	struct chaos_knob irq; /* a device interrupt line change is injected late */
+	struct chaos_knob start; /* a hot-added vCPU's thread sleeps before its first KVM_RUN */
+};
+
+/* Plain --chaos, and every key a spec leaves out (measured: docs/reliability.md). */
+#define CONFIG_CHAOS_DEFAULT_STALL \
+	{                          \
+		200000, 5000       \
+	} /* 20%, up to 5 ms */
+#define CONFIG_CHAOS_DEFAULT_IRQ \
+	{                        \
+		500000, 2000     \
+	} /* 50%, up to 2 ms */
+#define CONFIG_CHAOS_DEFAULT_START      \
+	{                               \
+		CONFIG_CHAOS_PPM, 20000 \
+	} /* always, up to 20 ms */
+
 /* QEMU's -smp topology; sockets * dies * cores * threads == max_cpus. */
 struct smp_topology {
 	unsigned sockets, dies, cores, threads;
@@ -34,6 +70,7 @@ struct vm_config {
 	char *kernel_path; /* NULL: guest.elf beside the plugvm binary */
 	char *cmdline; /* guest command line, never NULL after a successful parse */
 	int verbosity; /* 0 = warnings, 1 = info, 2 = debug, -1 = errors only */
+	struct chaos_config chaos; /* all zero (off) without --chaos */
 };
 
 enum config_status {
@@ -74,6 +111,22 @@ int config_parse_smp_topo(const char *s, unsigned *nr_cpus, unsigned *max_cpus,
  * or "none". Returns 0 or -EINVAL/-ENOMEM with err set.
  */
 int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen);
+
+/*
+ * --chaos's SPEC: comma-separated KEY=VALUE items, each overriding one default
+ * (CONFIG_CHAOS_DEFAULT_*): seed=N (decimal, 64 bits), and stall=, irq=, start= each taking
+ * "off", "0", "TIME" (= 100%:TIME) or "P%:TIME", with P a percentage (0-100, up to four
+ * decimals) and TIME a whole number of us, ms or s (at most 1 s). A NULL or absent spec
+ * gives the defaults. Fills *c (enabled set) and returns 0, or -EINVAL with err naming the
+ * bad item; *c is then unspecified.
+ */
+int config_parse_chaos(struct chaos_config *c, const char *spec, char *err, size_t errlen);
+
+/*
+ * Write *c as "seed=N stall=... irq=... start=..." (each item valid in a spec: "off",
+ * "TIME" at 100%, else "P%:TIME", TIME in us) into buf. Returns what snprintf() returns.
+ */
+int config_format_chaos(const struct chaos_config *c, char *buf, size_t len);
 
 /* The usage text printed by --help. */
 extern const char config_usage[];

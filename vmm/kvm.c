@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "chaos.h"
 #include "log.h"
 #include "x86/layout.h"
 
@@ -152,13 +153,21 @@ int kvm_setup_memory_and_irqchip(struct kvm *k, const struct guest_mem *m)
 	return 0;
 }
 
-int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
+int kvm_irq_line_now(void *kvm, uint32_t gsi, int level)
 {
 	struct kvm_irq_level irq = { .irq = gsi, .level = (uint32_t)level };
+	const struct kvm *k = kvm;
 
 	if (ioctl(k->vm_fd, KVM_IRQ_LINE, &irq) < 0)
 		return -errno;
 	return 0;
+}
+
+int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
+{
+	if (k->chaos)
+		return chaos_irq_line(k->chaos, gsi, level);
+	return kvm_irq_line_now(k, gsi, level);
 }
 
 void kvm_close(struct kvm *k)

@@ -12,6 +12,8 @@
 
 #include "mem.h"
 
+struct chaos;
+
 struct kvm {
 	int dev_fd; /* /dev/kvm */
 	int vm_fd;
@@ -19,6 +21,7 @@ struct kvm {
 	unsigned max_vcpus; /* KVM_CAP_MAX_VCPUS (or NR_VCPUS) */
 	bool tsc_deadline; /* KVM_CAP_TSC_DEADLINE_TIMER */
 	struct kvm_cpuid2 *supported_cpuid;
+	struct chaos *chaos; /* --chaos with irq delays: line changes go through it; else NULL */
 };
 
 /*
@@ -34,8 +37,16 @@ int kvm_open(struct kvm *k, const char *dev_path);
  */
 int kvm_setup_memory_and_irqchip(struct kvm *k, const struct guest_mem *m);
 
-/* Set a GSI's input level on the in-kernel irqchip. Thread-safe. Returns 0 or -errno. */
+/*
+ * Set a GSI's input level on the in-kernel irqchip, through --chaos (which may apply it
+ * later, in order, without blocking) when k->chaos is set. Thread-safe; the changes of one
+ * line must be serialised by the caller (its device lock). Returns 0 or -errno (a delayed
+ * change's failure is logged by chaos.c instead).
+ */
 int kvm_irq_line(struct kvm *k, uint32_t gsi, int level);
+
+/* kvm_irq_line() now, bypassing --chaos: chaos.c's injection. Returns 0 or -errno. */
+int kvm_irq_line_now(void *kvm, uint32_t gsi, int level);
 
 void kvm_close(struct kvm *k);
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chaos.h"
 #include "exitcode.h"
 #include "log.h"
 #include "vm.h"
@@ -358,6 +359,8 @@ static void *vcpu_thread(void *arg)
 	snprintf(name, sizeof(name), "vcpu%d", v->id);
 	pthread_setname_np(pthread_self(), name);
 	this_run = v->run;
+	if (v->hot_added)
+		chaos_vcpu_start(v->vm->chaos, (unsigned)v->id, &v->stop);
 
 	for (;;) {
 		/* Clear a consumed kick before looking at the flags; see the file comment. */
@@ -365,6 +368,8 @@ static void *vcpu_thread(void *arg)
 		if (atomic_load(&v->stop) || vm_stopping(v->vm))
 			break;
 		apply_direct_start(v);
+		/* A kick during the stall sets immediate_exit: KVM_RUN returns at once. */
+		chaos_vcpu_stall(v->vm->chaos, (unsigned)v->id, &v->stop);
 		if (ioctl(v->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -386,6 +391,7 @@ int vcpu_start(struct vcpu *v)
 
 	atomic_store(&v->stop, false);
 	atomic_store(&v->tid, 0);
+	v->hot_added = v->vm->boot_vcpus_started;
 	/* The thread inherits a mask with only the kick signal open; the main thread takes
 	 * every process-directed signal through its signalfd. */
 	sigfillset(&all);

@@ -34,6 +34,7 @@ struct vcpu {
 	_Atomic int state; /* enum vcpu_state */
 	atomic_bool stop; /* leave KVM_RUN and end the thread */
 	_Atomic pid_t tid; /* host thread id, for query-cpus-fast (0 until it runs) */
+	bool hot_added; /* set by vcpu_start() for its thread: started after boot (device_add) */
 	struct vcpu_snapshot *reset; /* state at creation: a parked vCPU goes back to it */
 	/* Paravirt direct start, applied by the vCPU's own thread before its next KVM_RUN. */
 	pthread_mutex_t start_lock;
@@ -61,7 +62,10 @@ int vcpu_reset_for_sipi(struct vcpu *v);
  */
 int vcpu_direct_start(struct vcpu *v, const struct long_mode_start *r);
 
-/* Start the vCPU's thread. Returns 0 or -errno (logged). */
+/*
+ * Start the vCPU's thread. After the boot vCPUs (a hot-add), --chaos may delay the thread's
+ * first KVM_RUN; its tid is published before that. Main thread. Returns 0 or -errno (logged).
+ */
 int vcpu_start(struct vcpu *v);
 
 /* Ask the vCPU's thread to end and kick it out of KVM_RUN; does not wait. */

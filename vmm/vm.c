@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "chaos.h"
 #include "control.h"
 #include "devices/devices.h"
 #include "exitcode.h"
@@ -152,6 +153,14 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 		return PLUGVM_EXIT_SETUP;
 	if (kvm_setup_memory_and_irqchip(&vm->kvm, &vm->mem))
 		return PLUGVM_EXIT_SETUP;
+	/* Before the devices: every line change of theirs must go through it. */
+	if (cfg->chaos.enabled) {
+		if (chaos_create(&vm->chaos, &cfg->chaos, cfg->max_cpus, kvm_irq_line_now,
+				 &vm->kvm))
+			return PLUGVM_EXIT_SETUP;
+		if (chaos_irq_enabled(vm->chaos))
+			vm->kvm.chaos = vm->chaos;
+	}
 	ret = create_devices(vm);
 	if (ret)
 		return ret;
@@ -272,6 +281,7 @@ int vm_start_vcpus(struct vm *vm)
 			return -1;
 		}
 	}
+	vm->boot_vcpus_started = true;
 	return 0;
 }
 
@@ -308,6 +318,8 @@ int vm_run(struct vm *vm)
 	for (i = 0; i < vm->cfg->max_cpus; i++)
 		vcpu_stop_and_join(&vm->vcpus[i]);
 	close(sig_fd);
+	chaos_stop(vm->chaos);
+	chaos_report(vm->chaos);
 
 	pthread_mutex_lock(&vm->stop_lock);
 	status = vm->exit_status;
@@ -336,6 +348,10 @@ void vm_destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
+	/* Only the main thread is left: nothing else can be inside chaos_irq_line(). */
+	vm->kvm.chaos = NULL;
+	chaos_destroy(vm->chaos);
+	vm->chaos = NULL;
 	agent_exit(vm);
 	virtio_devices_exit(vm);
 	cpu_hotplug_exit(vm);

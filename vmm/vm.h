@@ -26,6 +26,7 @@ struct cpu_hotplug;
 struct virtio_devices;
 struct agent;
 struct control_agent;
+struct chaos;
 
 struct vm {
 	const struct vm_config *cfg;
@@ -51,6 +52,8 @@ struct vm {
 	_Atomic uint64_t *request_ns; /* per slot: when device_add/del asked, 0 = none */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
 	bool started; /* the boot vCPUs run (false until `cont` with -S); main thread */
+	bool boot_vcpus_started; /* set after them: a later vcpu_start() is a hot-add */
+	struct chaos *chaos; /* --chaos, else NULL */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
 	pthread_mutex_t stop_lock;

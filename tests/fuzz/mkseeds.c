@@ -177,6 +177,10 @@ int main(void)
 				    "-m\0"
 				    "65536K\0"
 				    "--help";
+	static const char argv4[] = "--chaos=seed=42,stall=5%:2ms,irq=12.25%:1s,start=off\0"
+				    "--chaos\0"
+				    "--append\0"
+				    "halt";
 	uint8_t elf[0x400];
 	size_t i;
 
@@ -198,6 +202,7 @@ int main(void)
 	put("fuzz_config", "argv1", argv1, sizeof(argv1) - 1);
 	put("fuzz_config", "argv2", argv2, sizeof(argv2) - 1);
 	put("fuzz_config", "argv3", argv3, sizeof(argv3) - 1);
+	put("fuzz_config", "argv4-chaos", argv4, sizeof(argv4) - 1);
 	virtio_seed();
 	return 0;
 }

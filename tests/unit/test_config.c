@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for vmm/config.c: config_parse (flag spellings, defaults, help/version,
- * errors), config_parse_mem (suffixes, limits) and config_parse_smp (QEMU's -smp syntax).
+ * errors), config_parse_mem (suffixes, limits), config_parse_smp (QEMU's -smp syntax) and
+ * config_parse_chaos / config_format_chaos (--chaos's spec).
  * Negative tests check the status and that the message names the problem.
  */
 #include "tests/unit/unit.h"
@@ -502,6 +503,137 @@ static void test_smp_err_buffer(void **state)
 	assert_int_equal(config_parse_smp("0", &n, &m, NULL, 0), -EINVAL);
 }
 
+/* A spec that parses: the config it gives, formatted as the VMM prints it. */
+static void chaos_ok(const char *spec, const char *want)
+{
+	struct chaos_config c;
+	char err[ERRLEN] = "", buf[160];
+
+	if (config_parse_chaos(&c, spec, err, sizeof(err)))
+		fail_msg("'%s' refused: %s", spec ? spec : "(null)", err);
+	assert_true(c.enabled);
+	config_format_chaos(&c, buf, sizeof(buf));
+	assert_string_equal(buf, want);
+}
+
+static void chaos_bad(const char *spec, const char *needle)
+{
+	struct chaos_config c;
+	char err[ERRLEN] = "";
+
+	assert_int_equal(config_parse_chaos(&c, spec, err, sizeof(err)), -EINVAL);
+	assert_contains(err, needle);
+}
+
+static void test_chaos_flag(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	/* Off unless asked for. */
+	parse(&p, NULL);
+	assert_false(p.cfg.chaos.enabled);
+	config_free(&p.cfg);
+	/* A bare --chaos takes no value from the next argument. */
+	parse(&p, "--chaos", "--append", "halt", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_true(p.cfg.chaos.enabled);
+	assert_false(p.cfg.chaos.seed_given);
+	assert_int_equal(p.cfg.chaos.stall.ppm, 200000);
+	assert_int_equal(p.cfg.chaos.stall.max_us, 5000);
+	assert_int_equal(p.cfg.chaos.irq.ppm, 500000);
+	assert_int_equal(p.cfg.chaos.irq.max_us, 2000);
+	assert_int_equal(p.cfg.chaos.start.ppm, CONFIG_CHAOS_PPM);
+	assert_int_equal(p.cfg.chaos.start.max_us, 20000);
+	assert_string_equal(p.cfg.cmdline, "halt");
+	config_free(&p.cfg);
+	parse(&p, "--chaos=seed=7,irq=off", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_true(p.cfg.chaos.seed_given);
+	assert_int_equal(p.cfg.chaos.seed, 7);
+	assert_int_equal(p.cfg.chaos.irq.ppm, 0);
+	config_free(&p.cfg);
+	/* The last --chaos wins, whole: no key carries over. */
+	parse(&p, "--chaos=seed=7", "--chaos", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_false(p.cfg.chaos.seed_given);
+	config_free(&p.cfg);
+	parse(&p, "-chaos", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_true(p.cfg.chaos.enabled);
+	config_free(&p.cfg);
+	parse_fails("--chaos: unknown key 'sead'", "--chaos=sead=1");
+	parse_fails("--chaos: empty spec", "--chaos=");
+	/* A spec must be attached: a following word is an argument of its own. */
+	parse_fails("unexpected argument 'seed=1'", "--chaos", "seed=1");
+	assert_contains(config_usage, "--chaos");
+}
+
+static void test_chaos_values(void **state)
+{
+	(void)state;
+	chaos_ok(NULL, "seed=0 stall=20%:5000us irq=50%:2000us start=20000us");
+	chaos_ok("seed=42", "seed=42 stall=20%:5000us irq=50%:2000us start=20000us");
+	chaos_ok("seed=18446744073709551615,stall=5%:2ms,irq=20%:1ms,start=5ms",
+		 "seed=18446744073709551615 stall=5%:2000us irq=20%:1000us start=5000us");
+	/* Keys in any order; each off in both spellings. */
+	chaos_ok("start=0,irq=off,stall=0,seed=1", "seed=1 stall=off irq=off start=off");
+	/* Zero probability or zero time is off too. */
+	chaos_ok("stall=0%:1ms,irq=5%:0us,seed=1", "seed=1 stall=off irq=off start=20000us");
+	/* A bare TIME means 100%; units us, ms, s; the limits themselves. */
+	chaos_ok("seed=1,stall=250us,irq=1s,start=100%:1000ms",
+		 "seed=1 stall=250us irq=1000000us start=1000000us");
+	chaos_ok("seed=1,stall=1us,irq=1000000us", "seed=1 stall=1us irq=1000000us start=20000us");
+	/* Fractional percentages, to four decimals, printed back without trailing zeros. */
+	chaos_ok("seed=1,stall=0.5%:1ms,irq=12.25%:1ms,start=0.0001%:1ms",
+		 "seed=1 stall=0.5%:1000us irq=12.25%:1000us start=0.0001%:1000us");
+	chaos_ok("seed=1,stall=100.0%:1ms,irq=007%:01ms,start=0.1000%:1ms",
+		 "seed=1 stall=1000us irq=7%:1000us start=0.1%:1000us");
+}
+
+static void test_chaos_errors(void **state)
+{
+	(void)state;
+	chaos_bad("", "--chaos: empty spec");
+	chaos_bad("seed=1,", "empty item in 'seed=1,'");
+	chaos_bad(",seed=1", "empty item");
+	chaos_bad("seed=1,,stall=0", "empty item");
+	chaos_bad("stall", "'stall' is not KEY=VALUE in 'stall'");
+	chaos_bad("seed=1,bogus=2", "unknown key 'bogus' in 'seed=1,bogus=2'");
+	chaos_bad("=5", "unknown key ''");
+	chaos_bad("stall=0,stall=off", "'stall' given twice");
+	chaos_bad("seed=1,seed=1", "'seed' given twice");
+	/* Seeds: decimal, 64 bits. */
+	chaos_bad("seed=", "bad seed ''");
+	chaos_bad("seed=-1", "bad seed '-1'");
+	chaos_bad("seed=0x10", "bad seed '0x10'");
+	chaos_bad("seed=18446744073709551616", "bad seed '18446744073709551616'");
+	/* Values, each naming the component and the bad text. */
+	chaos_bad("stall=5%2ms", "bad stall value '5%2ms'");
+	chaos_bad("stall=5%", "bad stall value '5%'");
+	chaos_bad("irq=5:2ms", "bad irq value '5:2ms'");
+	chaos_bad("irq=2", "bad irq value '2'");
+	chaos_bad("irq=2ns", "bad irq value '2ns'");
+	chaos_bad("start=ms", "bad start value 'ms'");
+	chaos_bad("start=1.5ms", "bad start value '1.5ms'");
+	chaos_bad("start=-1ms", "bad start value '-1ms'");
+	chaos_bad("stall=", "bad stall value ''");
+	chaos_bad("stall=%:1ms", "bad stall value '%:1ms'");
+	chaos_bad("stall=.5%:1ms", "bad stall value '.5%:1ms'");
+	chaos_bad("stall=5.%:1ms", "bad stall value '5.%:1ms'");
+	chaos_bad("stall=0.12345%:1ms", "bad stall value '0.12345%:1ms'");
+	chaos_bad("stall=5%:", "bad stall value '5%:'");
+	chaos_bad("stall=5%:1ms:2ms", "bad stall value '5%:1ms:2ms'");
+	chaos_bad("stall=OFF", "bad stall value 'OFF'");
+	/* Limits. */
+	chaos_bad("stall=101%:1ms", "stall probability '101%' exceeds 100%");
+	chaos_bad("stall=100.0001%:1ms", "exceeds 100%");
+	chaos_bad("irq=2s", "irq time '2s' exceeds 1s");
+	chaos_bad("irq=1001ms", "irq time '1001ms' exceeds 1s");
+	chaos_bad("start=50%:1000001us", "start time '1000001us' exceeds 1s");
+	chaos_bad("start=99999999999999999999s", "exceeds 1s");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -521,6 +653,9 @@ int main(void)
 		cmocka_unit_test(test_smp_err_buffer),
 		cmocka_unit_test(test_qmp),
 		cmocka_unit_test(test_smp_topology),
+		cmocka_unit_test(test_chaos_flag),
+		cmocka_unit_test(test_chaos_values),
+		cmocka_unit_test(test_chaos_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
