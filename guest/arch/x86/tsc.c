@@ -123,32 +123,67 @@ static uint32_t from_kvmclock(void)
 	return (uint32_t)khz;
 }
 
+/* A PM-timer read between two TSC reads: it happened somewhere in [tsc_lo, tsc_hi]. */
+struct pm_sample {
+	uint32_t pm;
+	uint64_t tsc_lo, tsc_hi;
+};
+
+static void pm_sample(uint16_t port, struct pm_sample *s)
+{
+	s->tsc_lo = arch_tsc();
+	s->pm = inl(port) & 0xffffff;
+	s->tsc_hi = arch_tsc();
+}
+
+#define PM_CALIBRATE_TRIES 40
+
+/*
+ * The TSC against the ACPI PM timer over a 20 ms window. Each PM-timer read is a VM exit,
+ * and the host may deschedule the vCPU inside it (a busy host, plugvm --chaos): a read paired
+ * with a TSC read taken after such a stall measures the window short by the stall (it once
+ * gave 2.1 GHz for a 2.6 GHz TSC). So each read is bracketed by TSC reads, as Linux's
+ * pit_hpet_ptimer_calibrate_cpu() does, and a window whose end reads are not both tight (the
+ * brackets' sum under 1% of the window) is measured again; the tightest one wins otherwise.
+ */
 static uint32_t from_pm_timer(void)
 {
 	const struct acpi_info *ai = acpi_get_info();
 	uint16_t port = ai->pm_tmr_blk ? (uint16_t)ai->pm_tmr_blk : 0;
 	const uint32_t window = PLUGVM_PM_TMR_HZ / 50; /* 20 ms */
-	uint32_t start, now, elapsed;
+	uint64_t best_slack = UINT64_MAX, khz = 0;
+	struct pm_sample s0, s1;
 	unsigned long flags;
-	uint64_t t0, t1;
+	uint32_t elapsed;
+	int try;
 
 	if (!port)
 		return 0;
-	/* Interrupts would stretch the window between the two clocks' reads. */
-	flags = arch_irq_save();
-	start = inl(port) & 0xffffff;
-	/* Align to a tick edge so the window starts and ends on transitions. */
-	while (((now = inl(port) & 0xffffff)) == start)
-		;
-	start = now;
-	t0 = arch_tsc();
-	do {
-		now = inl(port) & 0xffffff;
-		elapsed = (now - start) & 0xffffff;
-	} while (elapsed < window);
-	t1 = arch_tsc();
-	arch_irq_restore(flags);
-	return (uint32_t)((t1 - t0) * PLUGVM_PM_TMR_HZ / elapsed / 1000);
+	for (try = 0; try < PM_CALIBRATE_TRIES; try++) {
+		uint64_t slack, tsc;
+
+		/* Interrupts would stretch the brackets. */
+		flags = arch_irq_save();
+		pm_sample(port, &s0);
+		do {
+			pm_sample(port, &s1);
+			elapsed = (s1.pm - s0.pm) & 0xffffff;
+		} while (elapsed < window);
+		arch_irq_restore(flags);
+		slack = (s0.tsc_hi - s0.tsc_lo) + (s1.tsc_hi - s1.tsc_lo);
+		tsc = (s1.tsc_lo + s1.tsc_hi) / 2 - (s0.tsc_lo + s0.tsc_hi) / 2;
+		if (slack < best_slack) {
+			best_slack = slack;
+			khz = tsc * PLUGVM_PM_TMR_HZ / elapsed / 1000;
+		}
+		if (slack * 100 < tsc)
+			break;
+	}
+	if (try == PM_CALIBRATE_TRIES)
+		pr_warn("tsc: PM-timer calibration never got a tight window (best slack %lu of "
+			"a %u-tick window)\n",
+			(unsigned long)best_slack, window);
+	return (uint32_t)khz;
 }
 
 static const struct {
