@@ -4,9 +4,14 @@
 A hang must become a diagnosis: the lockup and hung-task detectors (kernel/watchdog.c) each
 fire on a hang provoked on purpose, and print the thread dump after the report.
 """
+import random
+import subprocess
+import sys
+
 import pytest
 
-from vm import BOOT_TIMEOUT, GUESTS, run_plugvm, selftests
+from qmp import Qmp, wait_socket
+from vm import BOOT_TIMEOUT, GUESTS, plugvm, run_plugvm, selftests
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
@@ -58,3 +63,90 @@ def test_pm_timer_calibration_survives_vcpu_stalls():
         rc, vm = run_plugvm(f"--chaos=seed={seed},stall=50%:3ms,irq=off,start=off", "--smp", "2",
                             "--append", "selftest=tsc")
         assert rc == 0 and selftests(vm) == {"tsc": "pass"}, vm.transcript()
+
+
+@pytest.mark.parametrize("build", ["mainline", "rt"])
+def test_torture_under_chaos(build):
+    # The same, with the host stalling vCPUs and delaying interrupts (the seed is printed on
+    # stderr: the transcript of a failure says how to replay it).
+    rc, vm = run_plugvm("--chaos", "--kernel", GUESTS[build], "--smp", "4,maxcpus=8",
+                        "--append", "selftest=" + ",".join(TORTURE) + " torture.seconds=4",
+                        timeout=4 * BOOT_TIMEOUT)
+    assert rc == 0, vm.transcript()
+    assert selftests(vm) == {t: "pass" for t in TORTURE}, vm.transcript()
+    assert vm.lines(r"^plugvm: chaos: seed=\d+: [1-9]\d* stalls", "stderr"), vm.transcript()
+
+
+def cpu_args(core):
+    return {"driver": "host-x86_64-cpu", "id": f"cpu{core}", "socket-id": 0, "core-id": core,
+            "thread-id": 0}
+
+
+@pytest.mark.parametrize("build", ["mainline", "rt"])
+def test_torture_while_the_host_adds_and_removes_cpus_under_chaos(tmp_path, build):
+    # The torture tests' CPUs churn from outside: 60 device_add/device_del through QMP under
+    # --chaos, each answered (ACPI_DEVICE_OST / DEVICE_DELETED), both views agreeing.
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--chaos", "--kernel", GUESTS[build], "--smp", "2,maxcpus=6", "--qmp", path,
+                "--append", "selftest=" + ",".join(TORTURE) +
+                " torture.events=30 torture.seconds=3600")
+    rnd = random.Random(1)
+    with vm:
+        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        wait_socket(path)
+        with Qmp(path) as q:
+            present, named = {0, 1}, set()
+            for i in range(60):
+                absent = sorted(set(range(6)) - present)
+                removable = sorted(present - {0})
+                if absent and (not removable or rnd.random() < 0.5):
+                    core = rnd.choice(absent)
+                    q.cmd("device_add", cpu_args(core))
+                    ev = q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
+                    assert ev["data"]["info"]["status"] == 0, (i, ev, vm.transcript())
+                    present.add(core)
+                    named.add(core)
+                else:
+                    core = rnd.choice(removable)
+                    q.cmd("device_del", {"id": f"cpu{core}" if core in named
+                                         else f"/machine/unattached/device[{core}]"})
+                    q.wait_event("DEVICE_DELETED", 3 * BOOT_TIMEOUT)
+                    ev = q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
+                    assert ev["data"]["info"]["status"] == 0, (i, ev, vm.transcript())
+                    present.discard(core)
+                assert {c["props"]["core-id"] for c in q.cmd("query-cpus-fast")} == present
+        assert vm.wait_exit(4 * BOOT_TIMEOUT) == 0, vm.transcript()
+    assert selftests(vm) == {t: "pass" for t in TORTURE}, vm.transcript()
+    assert vm.lines(r"^selftest timer_torture: .* host_events=(3\d|[4-9]\d) "), vm.transcript()
+
+
+def test_seven_cpus_come_and_go_on_a_loaded_host(tmp_path):
+    # Both host cores busy with other work while a QMP client adds CPUs 1-7 and removes them
+    # again, in two orders, with --chaos on top: every request answered, nothing lost.
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        path = str(tmp_path / "qmp.sock")
+        vm = plugvm("--chaos", "--smp", "1,maxcpus=8", "--qmp", path)
+        with vm:
+            vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+            wait_socket(path)
+            with Qmp(path) as q:
+                for adds, dels in (([1, 2, 3, 4, 5, 6, 7], [7, 6, 5, 4, 3, 2, 1]),
+                                   ([4, 2, 7, 1, 6, 3, 5], [1, 5, 2, 7, 3, 6, 4])):
+                    for core in adds:
+                        q.cmd("device_add", cpu_args(core))
+                        ev = q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
+                        assert ev["data"]["info"]["status"] == 0, (ev, vm.transcript())
+                    assert len(q.cmd("query-cpus-fast")) == 8
+                    for core in dels:
+                        q.cmd("device_del", {"id": f"cpu{core}"})
+                        q.wait_event("DEVICE_DELETED", 3 * BOOT_TIMEOUT)
+                        ev = q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
+                        assert ev["data"]["info"]["status"] == 0, (ev, vm.transcript())
+                    assert len(q.cmd("query-cpus-fast")) == 1
+                q.cmd("quit")
+            assert vm.wait_exit() == 0, vm.transcript()
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
