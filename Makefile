@@ -177,6 +177,18 @@ test: deps
 	$(Q)$(MAKE) unit
 	$(Q)$(MAKE) integration
 
+# ---- soaks ---------------------------------------------------------------------------------
+# tests/soak/soak.py: boots and hot-add/remove operations, every one checked; progress line
+# while it runs, summary table at the end (build/soak/summary.md). SOAK_ARGS picks the sizes.
+.PHONY: soak soak-ci
+soak: all
+	$(Q)/usr/bin/python3 tests/soak/soak.py --boots 1000 --full 100 --ops 10000 $(SOAK_ARGS)
+
+# The CI-sized soak that `make check` runs: 50 short boots (half with --chaos), 4 full ones,
+# 1,000 hot-add/remove operations under --chaos while the torture tests run.
+soak-ci: all
+	$(Q)/usr/bin/python3 tests/soak/soak.py --boots 50 --full 4 --ops 1000 $(SOAK_ARGS)
+
 # ---- static analysis, format, sanitizers -------------------------------------------------
 FORMAT_FILES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '^build/')
 CPPCHECK := cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
@@ -210,6 +222,7 @@ check: deps
 	$(Q)$(MAKE) check-static
 	$(Q)$(MAKE) check-san
 	$(Q)if $(MAKE) -n fuzz-smoke >/dev/null 2>&1; then $(MAKE) fuzz-smoke; fi
+	$(Q)$(MAKE) soak-ci
 
 clean:
 	rm -rf build
