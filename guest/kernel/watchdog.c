@@ -30,12 +30,14 @@ struct wd_cpu {
 	struct hrtimer beat;
 	uint64_t beats; /* heartbeats taken (this CPU writes) */
 	int armed; /* the heartbeat runs (this CPU writes; the buddy reads) */
+	unsigned life; /* times the heartbeat was started: a new life is not a stopped one */
 	/* Soft lockup and tick checks of this CPU: */
 	bool soft_reported;
 	uint64_t ticks_seen, idle_seen, quiet_since_ns;
 	bool quiet_reported;
 	/* This CPU watching its buddy: */
 	int buddy;
+	unsigned buddy_life;
 	uint64_t buddy_beats, buddy_since_ns;
 	bool buddy_reported;
 };
@@ -144,8 +146,13 @@ static void check_buddy(struct wd_cpu *w, unsigned cpu, uint64_t now, uint64_t b
 	int b = next_buddy(cpu);
 	uint64_t beats;
 
-	if (b != w->buddy) {
+	/*
+	 * Another buddy, or the same one gone and back (a CPU removed and re-added faster than
+	 * its period never beats, and is not stopped): watch it afresh.
+	 */
+	if (b != w->buddy || (b >= 0 && READ_ONCE(wd[b].life) != w->buddy_life)) {
 		w->buddy = b;
+		w->buddy_life = b >= 0 ? READ_ONCE(wd[b].life) : 0;
 		w->buddy_beats = b >= 0 ? READ_ONCE(wd[b].beats) : 0;
 		w->buddy_since_ns = now;
 		w->buddy_reported = false;
@@ -197,6 +204,7 @@ int watchdog_online_cpu(unsigned cpu)
 	w->soft_reported = w->quiet_reported = w->buddy_reported = false;
 	w->quiet_since_ns = now;
 	w->buddy = -1;
+	WRITE_ONCE(w->life, w->life + 1);
 	WRITE_ONCE(w->armed, 1);
 	hrtimer_start(&w->beat, now + period_ns(), HRTIMER_ABS);
 	return 0;

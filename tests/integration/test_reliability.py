@@ -20,6 +20,8 @@ def test_watchdog_reports_each_kind_of_hang(build):
                         timeout=3 * BOOT_TIMEOUT)
     assert rc == 0, vm.transcript()
     assert selftests(vm) == {"watchdog": "pass"}, vm.transcript()
+    # A CPU removed and re-added faster than its heartbeat period is not a lockup.
+    assert vm.lines(r"^selftest watchdog: quick_cycles=[1-9]\d*$"), vm.transcript()
     for what in (r"hung task: thread wd-lost-wakeup \(cpu \d\) is still blocked \d+ ms after its "
                  r"sleep deadline",
                  r"stuck: selftest watchdog's operation has not finished",
