@@ -41,7 +41,8 @@ struct qmp_session {
 	size_t pending; /* bytes of the unfinished request */
 	bool skip_line; /* after a parse error: drop input up to the next newline */
 	bool negotiated;
-	bool closing;
+	bool closing; /* ends: no more input taken; the dispatcher closes it (reap()) */
+	bool gone; /* closing, and its output is dropped: peer gone or over QMP_MAX_OUTPUT */
 	char *out;
 	size_t out_len, out_cap;
 	int fd; /* -1: no socket (unit tests) */
@@ -111,6 +112,18 @@ static bool out_reserve(struct qmp_session *c, size_t need)
 	return true;
 }
 
+/*
+ * The session ends without another byte: what it has queued is dropped. Only marks it;
+ * the dispatcher closes the socket and frees the session (reap()), never a caller that
+ * may still be inside the session (a command, the tokener, client_read()).
+ */
+static void session_drop(struct qmp_session *c)
+{
+	c->closing = true;
+	c->gone = true;
+	c->out_len = 0;
+}
+
 static void out_append(struct qmp_session *c, const char *text, size_t len)
 {
 	if (c->closing)
@@ -119,11 +132,11 @@ static void out_append(struct qmp_session *c, const char *text, size_t len)
 		/* A client that reads nothing does not get to hold the VMM's memory. */
 		log_warn("qmp: client not reading its replies (%zu bytes queued): dropping it",
 			 c->out_len);
-		c->closing = true;
+		session_drop(c);
 		return;
 	}
 	if (!out_reserve(c, c->out_len + len + 2)) {
-		c->closing = true;
+		session_drop(c);
 		return;
 	}
 	memcpy(&c->out[c->out_len], text, len);
@@ -565,6 +578,7 @@ unsigned qmp_server_clients(const struct qmp_server *s)
 	return s->nr_clients;
 }
 
+/* Only reap() and qmp_server_destroy() call this: nothing else may still use c. */
 static void client_close(struct qmp_server *s, struct qmp_session *c)
 {
 	struct qmp_session **pp;
@@ -581,22 +595,27 @@ static void client_close(struct qmp_server *s, struct qmp_session *c)
 	qmp_session_destroy(c);
 }
 
-/* Send what the socket takes now; arm EPOLLOUT for the rest. False: the client is gone. */
-static bool client_flush(struct qmp_server *s, struct qmp_session *c)
+/*
+ * Send what the socket takes now; arm EPOLLOUT for the rest. A client that is gone is
+ * marked so (session_drop()); the dispatcher closes it.
+ */
+static void client_flush(struct qmp_server *s, struct qmp_session *c)
 {
-	while (c->out_len) {
+	while (c->out_len && !c->gone) {
 		ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		if (n <= 0)
-			return false;
+		if (n <= 0) {
+			session_drop(c);
+			return;
+		}
 		qmp_session_consume(c, (size_t)n);
 	}
-	if (!c->out_len && c->closing)
-		return false;
+	if (c->closing)
+		return; /* closed by reap(): no need to watch it any more */
 	if (!!c->out_len != c->want_out) {
 		struct epoll_event ev = { .events = EPOLLIN | (c->out_len ? EPOLLOUT : 0),
 					  .data.ptr = c };
@@ -604,7 +623,23 @@ static bool client_flush(struct qmp_server *s, struct qmp_session *c)
 		c->want_out = c->out_len != 0;
 		epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 	}
-	return true;
+}
+
+/*
+ * Close every session that is closing: after one last attempt to send what it queued
+ * (a final error reply), unless it is gone. Called where no session is in use.
+ */
+static void reap(struct qmp_server *s)
+{
+	struct qmp_session *c, *next;
+
+	for (c = s->clients; c; c = next) {
+		next = c->next;
+		if (!c->closing)
+			continue;
+		client_flush(s, c);
+		client_close(s, c);
+	}
 }
 
 static void client_accept(struct qmp_server *s)
@@ -639,8 +674,7 @@ static void client_accept(struct qmp_server *s)
 		c->next = s->clients;
 		s->clients = c;
 		s->nr_clients++;
-		if (!client_flush(s, c))
-			client_close(s, c);
+		client_flush(s, c);
 	}
 }
 
@@ -657,20 +691,19 @@ static void client_read(struct qmp_server *s, struct qmp_session *c)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (n <= 0) { /* EOF or error: whatever was half sent is dropped */
-			client_close(s, c);
+			session_drop(c);
 			return;
 		}
 		qmp_session_input(c, buf, (size_t)n);
 		total += (size_t)n;
 	}
-	if (!client_flush(s, c))
-		client_close(s, c);
+	client_flush(s, c);
 }
 
 static void deliver_events(struct qmp_server *s)
 {
 	struct qmp_event *e, *next;
-	struct qmp_session *c, *cn;
+	struct qmp_session *c;
 	uint64_t count;
 
 	if (read(s->event_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
@@ -688,11 +721,8 @@ static void deliver_events(struct qmp_server *s)
 		free(e->line);
 		free(e);
 	}
-	for (c = s->clients; c; c = cn) {
-		cn = c->next;
-		if (!client_flush(s, c))
-			client_close(s, c);
-	}
+	for (c = s->clients; c; c = c->next)
+		client_flush(s, c);
 }
 
 void qmp_server_dispatch(struct qmp_server *s)
@@ -715,16 +745,26 @@ void qmp_server_dispatch(struct qmp_server *s)
 			deliver_events(s);
 			continue;
 		}
-		/* A client closed earlier in this batch is no longer on the list. */
+		/* Sessions are freed only by reap(), below; a closing one takes nothing more. */
 		for (c = s->clients; c && c != p; c = c->next)
 			;
-		if (!c)
+		if (!c || c->closing)
 			continue;
 		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			client_read(s, c);
-		else if (!client_flush(s, c))
-			client_close(s, c);
+		else
+			client_flush(s, c);
 	}
+	reap(s);
+}
+
+/* Make the dispatcher run deliver_events(), which flushes every client. Any thread. */
+static void server_wake(struct qmp_server *s)
+{
+	uint64_t one = 1;
+
+	if (s->event_fd >= 0 && write(s->event_fd, &one, sizeof(one)) < 0)
+		log_debug("qmp: eventfd: %s", strerror(errno));
 }
 
 void qmp_server_event(struct qmp_server *s, const char *name, struct json_object *data)
@@ -738,7 +778,6 @@ void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name
 	struct json_object *o = json_object_new_object(), *ts = json_object_new_object();
 	struct qmp_event *e = calloc(1, sizeof(*e));
 	struct timeval tv;
-	uint64_t one = 1;
 
 	gettimeofday(&tv, NULL);
 	json_object_object_add(o, "event", json_object_new_string(name));
@@ -763,8 +802,7 @@ void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name
 	*s->ev_tail = e;
 	s->ev_tail = &e->next;
 	pthread_mutex_unlock(&s->ev_lock);
-	if (write(s->event_fd, &one, sizeof(one)) < 0)
-		log_debug("qmp: eventfd: %s", strerror(errno));
+	server_wake(s);
 }
 
 void qmp_server_flush(struct qmp_server *s, int timeout_ms)
@@ -857,9 +895,13 @@ void qmp_deferred_return(struct qmp_deferred *d, struct json_object *ret,
 			out_json(c, reply);
 			json_object_put(reply);
 		}
-		/* A socket client is written now; one that is gone is closed. */
-		if (c->fd >= 0 && !client_flush(d->s, c))
-			client_close(d->s, c);
+		/*
+		 * This may run inside a command of any session, even c's own: the dispatcher
+		 * sends it (deliver_events() flushes every client), never this function, which
+		 * must not close c under its callers.
+		 */
+		if (c->fd >= 0)
+			server_wake(d->s);
 	}
 	json_object_put(ret);
 	json_object_put(d->id);

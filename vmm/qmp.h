@@ -86,6 +86,9 @@ void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name
  * (with the request's id) is written by qmp_deferred_return(), which must be called once
  * per handle, on the main thread; `ret` (ownership taken) or `err` is the answer. A client
  * that left meanwhile gets nothing. NULL outside a command or without memory.
+ * qmp_deferred_return() may run inside any command (an agent request that fails at once):
+ * it only queues the reply and wakes the dispatcher, which sends it and is the only one to
+ * close sessions, so no session is freed under a caller still using it.
  */
 struct qmp_deferred *qmp_defer(struct qmp_server *s);
 void qmp_deferred_return(struct qmp_deferred *d, struct json_object *ret,
@@ -117,7 +120,11 @@ const char *qmp_session_output(const struct qmp_session *c, size_t *len);
 /* Drop the first `len` bytes of the output (they were sent). */
 void qmp_session_consume(struct qmp_session *c, size_t len);
 
-/* The session must end (a request over QMP_MAX_REQUEST, output over QMP_MAX_OUTPUT). */
+/*
+ * The session must end (a request over QMP_MAX_REQUEST, output over QMP_MAX_OUTPUT, the
+ * peer gone): it takes no more input; the dispatcher closes a socket client at the end of
+ * its current qmp_server_dispatch().
+ */
 bool qmp_session_closing(const struct qmp_session *c);
 
 #endif

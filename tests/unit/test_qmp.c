@@ -7,8 +7,13 @@
  */
 #include "tests/unit/unit.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "vmm/qmp.h"
 
@@ -370,6 +375,77 @@ static void test_output_limit(void **state)
 	}
 }
 
+/* A socket client of f->s (listening on a fresh path), accepted and greeted. */
+static int socket_client(struct fixture *f, char *path, size_t len)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct pollfd p;
+	char greeting[512];
+	int fd;
+
+	snprintf(path, len, "/tmp/plugvm-test-qmp-%d.qmp", (int)getpid());
+	assert_int_equal(qmp_server_listen(f->s, path), 0);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	while (!poll(&p, 1, 0))
+		qmp_server_dispatch(f->s);
+	assert_true(read(fd, greeting, sizeof(greeting)) > 0);
+	assert_int_equal(qmp_server_clients(f->s), 1);
+	return fd;
+}
+
+/*
+ * Issue 17 A.5: a socket client that never reads goes over QMP_MAX_OUTPUT and keeps
+ * sending. It must be disconnected for real (its socket closed, the server's count back
+ * to 0), not left half-closed with its input unread and the main loop spinning on it.
+ */
+static void test_client_over_output_limit_is_dropped(void **state)
+{
+	struct fixture *f = *state;
+	char path[108], req[1200];
+	unsigned i, sent = 0, rounds;
+	int fd = socket_client(f, path, sizeof(path)), n;
+	size_t off = 0;
+
+	assert_int_equal(send(fd, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
+	n = snprintf(req, sizeof(req), "{\"execute\": \"echo\", \"arguments\": {\"s\": \"");
+	memset(req + n, 'x', 1000);
+	strcpy(req + n + 1000, "\"}}\n");
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (rounds = 0; rounds < 100000 && qmp_server_clients(f->s); rounds++) {
+		/* Keep sending (never reading) while the server takes it. */
+		for (i = 0; i < 64; i++) {
+			ssize_t w = send(fd, req + off, strlen(req) - off, MSG_NOSIGNAL);
+
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+			if (off == strlen(req)) {
+				off = 0;
+				sent++;
+			}
+		}
+		qmp_server_dispatch(f->s);
+	}
+	assert_int_equal(qmp_server_clients(f->s), 0);
+	assert_true(sent >= QMP_MAX_OUTPUT / 1100);
+	/* The client sees the end of the stream once it reads what was sent before. */
+	{
+		static char buf[1 << 16];
+		ssize_t r;
+
+		fcntl(fd, F_SETFL, 0);
+		while ((r = read(fd, buf, sizeof(buf))) > 0)
+			;
+		assert_true(r == 0 || (r < 0 && errno == ECONNRESET));
+	}
+	close(fd);
+	unlink(path);
+}
+
 static void test_event_without_listener(void **state)
 {
 	struct fixture *f = *state;
@@ -391,6 +467,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_then_recovers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_over_output_limit_is_dropped, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_event_without_listener, setup, teardown),
 	};
 

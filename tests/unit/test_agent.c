@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for the host end of the agent channel and the QMP commands it answers
+ * (vmm/agent.c, vmm/control_agent.c, vmm/qmp.c), with the guest played from the host side:
+ * its messages go through agent_rx_bytes() as the virtio transmitq would hand them over,
+ * and what the VMM sends it lands in a stub of virtio_agent_send(). Each test replays a
+ * hostile guest or client from issue 17: clients that leave while their requests fail, a
+ * guest repeating HELLO, CPU counts and event streams taken from the guest's word, and
+ * guest strings that must reach clients as valid, control-free UTF-8.
+ */
+#include "tests/unit/unit.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "vmm/agent.h"
+#include "vmm/control_agent.h"
+#include "vmm/devices/devices.h"
+#include "vmm/qmp.h"
+#include "vmm/vm.h"
+
+#define MAX_CPUS 4
+#define SENT_MAX 8192
+
+/* ---- the guest's side ------------------------------------------------------------------ */
+
+static struct {
+	unsigned accept; /* messages the host ring still takes; then -EAGAIN (ring full) */
+	unsigned nr; /* messages sent since the last reset */
+	struct plugvm_agent_hdr hdr[SENT_MAX]; /* their headers (the first SENT_MAX) */
+	struct plugvm_agent_msg last;
+} sent;
+
+int virtio_agent_send(struct vm *vm, const void *msg, size_t len)
+{
+	(void)vm;
+	assert_int_equal(len, PLUGVM_AGENT_MSG_SIZE);
+	if (!sent.accept)
+		return -EAGAIN;
+	sent.accept--;
+	memcpy(&sent.last, msg, sizeof(sent.last));
+	if (sent.nr < SENT_MAX)
+		sent.hdr[sent.nr] = sent.last.hdr;
+	sent.nr++;
+	return 0;
+}
+
+static struct vm_config cfg = { .nr_cpus = 2, .max_cpus = MAX_CPUS };
+static struct vm vm;
+static int fake_virtio;
+
+/* One message from the guest, handled by the main loop's agent_process(). */
+static void guest_msg(uint16_t type, uint32_t flags, uint32_t id, int32_t status,
+		      const void *payload, uint32_t len)
+{
+	struct plugvm_agent_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.magic = PLUGVM_AGENT_MAGIC;
+	m.hdr.version = PLUGVM_AGENT_VERSION;
+	m.hdr.type = type;
+	m.hdr.id = id;
+	m.hdr.status = status;
+	m.hdr.len = len;
+	m.hdr.flags = flags;
+	if (len)
+		memcpy(m.payload, payload, len);
+	agent_rx_bytes(&vm, (const uint8_t *)&m, sizeof(m));
+	agent_process(&vm);
+}
+
+static void guest_hello(uint32_t nr_cpus)
+{
+	struct plugvm_agent_hello h = { .version = 1, .nr_cpus = nr_cpus, .nr_states = 3 };
+
+	guest_msg(PLUGVM_AGENT_HELLO, PLUGVM_AGENT_F_EVENT, 0, 0, &h, sizeof(h));
+}
+
+/* The reply to the last request sent, with `len` bytes of payload. */
+static void guest_reply(int32_t status, const void *payload, uint32_t len)
+{
+	guest_msg(sent.last.hdr.type, PLUGVM_AGENT_F_REPLY, sent.last.hdr.id, status, payload, len);
+}
+
+/* Answer LIST_STATES with a three-state table named `names`. */
+static void guest_states(const char *const names[3])
+{
+	struct plugvm_agent_states st;
+	unsigned i;
+
+	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_LIST_STATES);
+	memset(&st, 0, sizeof(st));
+	st.total = 3;
+	st.count = 3;
+	for (i = 0; i < 3; i++) {
+		st.st[i].id = (int32_t)i;
+		st.st[i].section = (uint8_t)i;
+		st.st[i].flags = PLUGVM_AGENT_STATE_CAN_REST | PLUGVM_AGENT_STATE_CAN_FAIL;
+		snprintf(st.st[i].name, sizeof(st.st[i].name), "%s", names[i]);
+	}
+	guest_reply(0, &st, sizeof(st));
+}
+
+static const char *const plain_names[3] = { "offline", "work:prepare", "online" };
+
+/* A guest agent that said hello and listed its states: the host is connected. */
+static void guest_connect(uint32_t nr_cpus)
+{
+	guest_hello(nr_cpus);
+	guest_states(plain_names);
+	assert_true(agent_connected(&vm, NULL));
+}
+
+/* ---- the host's side ------------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&vm, 0, sizeof(vm));
+	memset(&sent, 0, sizeof(sent));
+	sent.accept = ~0u;
+	vm.cfg = &cfg;
+	vm.virtio = (struct virtio_devices *)&fake_virtio;
+	assert_int_equal(agent_init(&vm), 0);
+	vm.qmp = qmp_server_create(control_agent_commands, &vm, "plugvm test", 0, 2, 0);
+	assert_non_null(vm.qmp);
+	agent_set_event_fn(&vm, control_agent_event);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	agent_shutdown(&vm);
+	qmp_server_destroy(vm.qmp);
+	agent_exit(&vm);
+	control_agent_free(&vm);
+	return 0;
+}
+
+/* A socket client of the server listening on a fresh path; returns its fd. */
+static int socket_client(char *path, size_t len)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(path, len, "/tmp/plugvm-test-agent-%d.qmp", (int)getpid());
+	assert_int_equal(qmp_server_listen(vm.qmp, path), 0);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	/* Accepted and greeted, as a client that waits for the greeting. */
+	{
+		char greeting[512];
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		while (!poll(&p, 1, 0))
+			qmp_server_dispatch(vm.qmp);
+		assert_true(read(fd, greeting, sizeof(greeting)) > 0);
+	}
+	assert_int_equal(qmp_server_clients(vm.qmp), 1);
+	return fd;
+}
+
+/* Run the server until it has no client left or `rounds` dispatches went by. */
+static void dispatch_until_no_clients(unsigned rounds)
+{
+	while (rounds--) {
+		struct pollfd p = { .fd = qmp_server_fd(vm.qmp), .events = POLLIN };
+
+		poll(&p, 1, 10);
+		qmp_server_dispatch(vm.qmp);
+		agent_process(&vm);
+		if (!qmp_server_clients(vm.qmp))
+			return;
+	}
+}
+
+/*
+ * Issue 17 A.1: a client sends 2000 query-locks and closes its socket; the agent's ring
+ * fills after 128, so the rest fail at once, inside the command, and the failure reply
+ * finds the client gone. The server must not free the session under the command that is
+ * still running in it (ASan: heap-use-after-free; release builds: SIGSEGV).
+ */
+static void test_client_gone_while_its_requests_fail(void **state)
+{
+	static const char req[] = "{\"execute\": \"query-locks\"}\n";
+	char path[108], *batch;
+	size_t i, n = 2000;
+	int fd;
+
+	(void)state;
+	guest_connect(2);
+	fd = socket_client(path, sizeof(path));
+	sent.accept = 128; /* 64 KiB of agent ring */
+	sent.nr = 0;
+	batch = malloc(n * (sizeof(req) - 1) + 64);
+	assert_non_null(batch);
+	strcpy(batch, "{\"execute\": \"qmp_capabilities\"}\n");
+	for (i = 0; i < n; i++)
+		strcat(batch + strlen(batch), req);
+	assert_int_equal(write(fd, batch, strlen(batch)), (ssize_t)strlen(batch));
+	free(batch);
+	close(fd);
+	dispatch_until_no_clients(500);
+	assert_int_equal(qmp_server_clients(vm.qmp), 0);
+	assert_int_equal(sent.nr, 128);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_client_gone_while_its_requests_fail, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
