@@ -32,7 +32,12 @@
 struct control_agent {
 	uint32_t nr_states;
 	struct plugvm_agent_state st[MAX_STATES];
-	bool refreshing;
+	/*
+	 * At most one refresh of the table on the guest's initiative: a guest repeating HELLO
+	 * gets one more after the one in flight, not one each (issue 17 A.2).
+	 */
+	struct op *refresh;
+	bool refresh_again;
 	struct op *targets; /* set-target requests in flight (they collect STATE events) */
 };
 
@@ -130,6 +135,24 @@ static void set_guest_error(struct qmp_error *err, int status, const char *what)
 	}
 }
 
+static void refresh_states(struct vm *vm);
+
+/* The refresh in flight ended with `status`: start the one a HELLO asked for meanwhile. */
+static void refresh_done(struct vm *vm, int status)
+{
+	struct control_agent *ca = vm->ctl_agent;
+
+	if (!ca)
+		return;
+	ca->refresh = NULL;
+	if (!ca->refresh_again)
+		return;
+	ca->refresh_again = false;
+	/* Not after a reset (the next HELLO asks again) or at shutdown. */
+	if (status != AGENT_ENOTCONN && status != AGENT_ESHUTDOWN)
+		refresh_states(vm);
+}
+
 static void op_free(struct op *op)
 {
 	json_object_put(op->acc);
@@ -159,6 +182,11 @@ static void op_finish(struct vm *vm, struct op *op, struct json_object *ret, int
 		qmp_deferred_return(op->d, status ? NULL : ret, status ? &err : NULL);
 	if (status || !op->d)
 		json_object_put(ret);
+	if (op->kind == OP_REFRESH) {
+		op_free(op);
+		refresh_done(vm, status);
+		return;
+	}
 	op_free(op);
 }
 
@@ -274,7 +302,6 @@ static void reply_states(struct vm *vm, struct op *op, const struct plugvm_agent
 	memset(ca->st, 0, sizeof(ca->st));
 	memcpy(ca->st, op->table, op->total * sizeof(ca->st[0]));
 	ca->nr_states = op->total;
-	ca->refreshing = false;
 	if (op->kind == OP_REFRESH) {
 		op_finish(vm, op, NULL, 0, NULL);
 		return;
@@ -523,8 +550,6 @@ static void on_reply(struct vm *vm, void *ctx, int status, const struct plugvm_a
 		return;
 	}
 	if (status || !m) {
-		if (op->kind == OP_REFRESH || op->kind == OP_STATES)
-			ca_get(vm)->refreshing = false;
 		op_finish(vm, op, NULL, status ? status : PLUGVM_AGENT_EPROTO, "agent");
 		return;
 	}
@@ -596,12 +621,16 @@ static void refresh_states(struct vm *vm)
 	struct qmp_error err = { 0 };
 	struct op *op;
 
-	if (!ca || ca->refreshing)
+	if (!ca)
 		return;
+	if (ca->refresh) {
+		ca->refresh_again = true;
+		return;
+	}
 	op = op_new(vm, OP_REFRESH, &err);
 	if (!op)
 		return;
-	ca->refreshing = true;
+	ca->refresh = op;
 	send_index(vm, op, PLUGVM_AGENT_LIST_STATES, 0);
 }
 
@@ -612,7 +641,6 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 	if (!ca)
 		return;
 	if (m->hdr.type == PLUGVM_AGENT_HELLO) {
-		ca->refreshing = false;
 		refresh_states(vm);
 		return;
 	}
@@ -725,10 +753,8 @@ static struct json_object *query_cpuhp_states(void *ctx, struct json_object *arg
 	struct op *op = op_new(vm, OP_STATES, err);
 
 	(void)args;
-	if (op) {
-		ca_get(vm)->refreshing = true;
+	if (op)
 		send_index(vm, op, PLUGVM_AGENT_LIST_STATES, 0);
-	}
 	return NULL;
 }
 

@@ -142,6 +142,45 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The next output line of a socketless session, parsed (the caller puts it). */
+static struct json_object *next_line(struct qmp_session *c)
+{
+	size_t len;
+	const char *out = qmp_session_output(c, &len);
+	const char *nl = len ? memchr(out, '\n', len) : NULL;
+	struct json_object *o;
+	char *line;
+
+	if (!nl)
+		return NULL;
+	line = strndup(out, (size_t)(nl - out));
+	o = json_tokener_parse(line);
+	assert_non_null(o);
+	free(line);
+	qmp_session_consume(c, (size_t)(nl - out) + 1);
+	return o;
+}
+
+static void send_str(struct qmp_session *c, const char *s)
+{
+	qmp_session_input(c, s, strlen(s));
+}
+
+/* A negotiated socketless session. */
+static struct qmp_session *session(void)
+{
+	struct qmp_session *c = qmp_session_create(vm.qmp);
+	struct json_object *o;
+
+	assert_non_null(c);
+	json_object_put(next_line(c)); /* greeting */
+	send_str(c, "{\"execute\": \"qmp_capabilities\"}\n");
+	o = next_line(c);
+	assert_non_null(o);
+	json_object_put(o);
+	return c;
+}
+
 /* A socket client of the server listening on a fresh path; returns its fd. */
 static int socket_client(char *path, size_t len)
 {
@@ -213,10 +252,84 @@ static void test_client_gone_while_its_requests_fail(void **state)
 	unlink(path);
 }
 
+/* How many requests of `type` went to the guest since the last reset of `sent`. */
+static unsigned sent_of(uint16_t type)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < sent.nr && i < SENT_MAX; i++)
+		n += sent.hdr[i].type == type;
+	return n;
+}
+
+/*
+ * Issue 17 A.2: every HELLO started another refresh of the state table (a request and a
+ * 4 KiB table kept up to 30 s): a guest repeating HELLO made the VMM hold gigabytes. One
+ * refresh is in flight at a time; HELLOs meanwhile ask for one more after it.
+ */
+static void test_hello_flood_refreshes_once(void **state)
+{
+	unsigned i;
+
+	(void)state;
+	guest_connect(2);
+	sent.nr = 0;
+	for (i = 0; i < 1000; i++)
+		guest_hello(2);
+	assert_int_equal(sent_of(PLUGVM_AGENT_LIST_STATES), 1);
+	guest_states(plain_names); /* the one in flight; the HELLOs asked for one more */
+	assert_int_equal(sent_of(PLUGVM_AGENT_LIST_STATES), 2);
+	guest_states(plain_names);
+	assert_int_equal(sent.nr, 2);
+}
+
+/*
+ * Issue 17 A.2: requests in flight are bounded whatever clients ask for while the guest
+ * answers nothing; the rest fail at once with "try again".
+ */
+static void test_requests_in_flight_are_bounded(void **state)
+{
+	struct qmp_session *c;
+	struct json_object *o;
+	unsigned i, errors = 0;
+
+	(void)state;
+	guest_connect(2);
+	c = session();
+	sent.nr = 0;
+	for (i = 0; i < 2 * AGENT_MAX_PENDING; i++)
+		send_str(c, "{\"execute\": \"query-locks\"}\n");
+	assert_int_equal(sent.nr, AGENT_MAX_PENDING);
+	while ((o = next_line(c))) {
+		struct json_object *e, *d;
+
+		assert_true(json_object_object_get_ex(o, "error", &e));
+		assert_true(json_object_object_get_ex(e, "desc", &d));
+		assert_contains(json_object_get_string(d), "try again");
+		errors++;
+		json_object_put(o);
+	}
+	assert_int_equal(errors, AGENT_MAX_PENDING);
+	/* An answer makes room for the next request. */
+	guest_reply(0, &(struct plugvm_agent_lock_stats){ .enabled = 1 },
+		    sizeof(struct plugvm_agent_lock_stats));
+	o = next_line(c);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "return", NULL));
+	json_object_put(o);
+	send_str(c, "{\"execute\": \"query-locks\"}\n");
+	assert_int_equal(sent.nr, AGENT_MAX_PENDING + 1);
+	assert_null(next_line(c));
+	qmp_session_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_client_gone_while_its_requests_fail, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hello_flood_refreshes_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_requests_in_flight_are_bounded, setup,
 						teardown),
 	};
 
