@@ -27,6 +27,8 @@
 #define QUERY_TIMEOUT_MS  30000
 #define TARGET_TIMEOUT_MS 120000 /* a CPU down on a slow (emulated) host, with rollback */
 #define MAX_STATES	  128
+/* STATE events one cpuhp-set-target keeps: every state up and back down (a rollback). */
+#define MAX_TARGET_STATES (2 * MAX_STATES)
 
 /* The guest's cpuhp table, for names: refreshed on hello and by query-cpuhp-states. */
 struct control_agent {
@@ -62,11 +64,25 @@ struct op {
 	uint32_t cpu;
 	int32_t state;
 	struct json_object *states; /* OP_TARGET: STATE events of this transition */
+	uint32_t states_dropped; /* beyond MAX_TARGET_STATES */
 	struct plugvm_agent_state *table; /* OP_STATES, OP_REFRESH: the table being read */
 	uint32_t total;
 	uint64_t sum_ns;
 	struct op *next_target;
 };
+
+/*
+ * The guest's possible CPUs as far as the host believes it: its HELLO's word, capped by the
+ * VM's own maxcpus (a guest saying 0 or 2^32 - 1 must not set how long the host loops).
+ */
+static uint32_t guest_cpus(struct vm *vm)
+{
+	struct plugvm_agent_hello h;
+
+	if (!agent_connected(vm, &h) || h.nr_cpus > vm->cfg->max_cpus)
+		return vm->cfg->max_cpus;
+	return h.nr_cpus;
+}
 
 static struct control_agent *ca_get(struct vm *vm)
 {
@@ -347,7 +363,7 @@ static void reply_cpus(struct vm *vm, struct op *op, const struct plugvm_agent_m
 	for (i = 0; i < c.count; i++)
 		json_object_array_add(op->acc, cpu_json(vm, &c.cpu[i]));
 	op->next += c.count;
-	if (op->next < c.nr_cpus && op->next < PLUGVM_MAX_CPUS) {
+	if (op->next < c.nr_cpus && op->next < vm->cfg->max_cpus) {
 		send_index(vm, op, PLUGVM_AGENT_GET_CPUS, op->next);
 		return;
 	}
@@ -381,6 +397,9 @@ static void reply_target(struct vm *vm, struct op *op, int status, const struct 
 	json_object_object_add(o, "ns", json_object_new_int64((int64_t)t.ns));
 	json_object_object_add(o, "states-ns", json_object_new_int64((int64_t)op->sum_ns));
 	json_object_object_add(o, "states", json_object_get(op->states));
+	if (op->states_dropped)
+		json_object_object_add(o, "states-dropped",
+				       json_object_new_int64((int64_t)op->states_dropped));
 	op_finish(vm, op, o, 0, NULL);
 }
 
@@ -661,6 +680,11 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 		for (op = ca->targets; op; op = op->next_target) {
 			if (op->cpu != e.cpu)
 				continue;
+			/* Up to 120 s of a guest's events: keep what a transition can run. */
+			if (json_object_array_length(op->states) >= MAX_TARGET_STATES) {
+				op->states_dropped++;
+				continue;
+			}
 			json_object_array_add(op->states, json_object_get(o));
 			op->sum_ns += e.ns;
 		}
@@ -695,18 +719,19 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 /* A cpu argument within the guest's CPUs; -1 after setting err. */
 static int arg_cpu(struct vm *vm, struct json_object *args, const char *key, struct qmp_error *err)
 {
-	struct plugvm_agent_hello h;
+	uint32_t nr = guest_cpus(vm);
 	struct json_object *v;
 	int64_t cpu;
 
 	if (!json_object_object_get_ex(args, key, &v))
 		return -2; /* absent */
 	cpu = json_object_get_int64(v);
-	if (!agent_connected(vm, &h))
-		h.nr_cpus = vm->cfg->max_cpus;
-	if (cpu < 0 || cpu >= h.nr_cpus) {
-		qmp_error_set(err, "GenericError", "'%s' must be a CPU number from 0 to %u", key,
-			      h.nr_cpus - 1);
+	if (cpu < 0 || cpu >= nr) {
+		if (nr)
+			qmp_error_set(err, "GenericError", "'%s' must be a CPU number from 0 to %u",
+				      key, nr - 1);
+		else
+			qmp_error_set(err, "GenericError", "'%s': the guest has no CPU", key);
 		return -1;
 	}
 	return (int)cpu;
@@ -841,23 +866,25 @@ static struct json_object *cpuhp_fail(void *ctx, struct json_object *args, struc
 static struct json_object *per_cpu_query(struct vm *vm, struct json_object *args, enum op_kind kind,
 					 uint16_t type, struct qmp_error *err)
 {
-	struct plugvm_agent_hello h;
+	uint32_t nr = guest_cpus(vm);
 	struct op *op;
 	int cpu;
 
-	if (!agent_connected(vm, &h)) {
+	if (!agent_connected(vm, NULL)) {
 		set_guest_error(err, AGENT_ENOTCONN, "statistics");
 		return NULL;
 	}
 	cpu = arg_cpu(vm, args, "cpu", err);
 	if (cpu == -1)
 		return NULL;
+	if (cpu < 0 && !nr)
+		return json_object_new_array(); /* a guest without CPUs has no statistics */
 	op = op_new(vm, kind, err);
 	if (!op)
 		return NULL;
 	op->acc = json_object_new_array();
 	op->cpu = op->next = cpu >= 0 ? (uint32_t)cpu : 0;
-	op->last = cpu >= 0 ? (uint32_t)cpu : h.nr_cpus - 1;
+	op->last = cpu >= 0 ? (uint32_t)cpu : nr - 1;
 	send_index(vm, op, type, op->next);
 	return NULL;
 }

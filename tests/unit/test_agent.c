@@ -323,6 +323,102 @@ static void test_requests_in_flight_are_bounded(void **state)
 	qmp_session_destroy(c);
 }
 
+/* The one reply line of session c, parsed (the caller puts it). */
+static struct json_object *only_reply(struct qmp_session *c)
+{
+	struct json_object *o = next_line(c);
+
+	assert_non_null(o);
+	assert_null(next_line(c));
+	return o;
+}
+
+/* Answer every TIMER_STATS request until the command replies; returns the requests. */
+static unsigned answer_timer_stats(struct qmp_session *c, unsigned most)
+{
+	unsigned n = 0;
+	size_t len;
+
+	while (qmp_session_output(c, &len), !len && n < most) {
+		struct plugvm_agent_timer_stats t = { .levels = 1 };
+
+		assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_TIMER_STATS);
+		memcpy(&t.cpu, sent.last.payload, sizeof(t.cpu));
+		guest_reply(0, &t, sizeof(t));
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Issue 17 A.3: query-timers over all CPUs walked 0 .. the guest's nr_cpus - 1: a guest
+ * saying 2^32 - 1 (or 0, which wrapped) made one query billions of requests. The walk is
+ * capped by the VM's own maxcpus.
+ */
+static void test_per_cpu_walk_capped_by_the_vm(void **state)
+{
+	struct qmp_session *c;
+	struct json_object *o, *ret;
+	uint32_t lies[2] = { 0xffffffffu, 0 };
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		guest_hello(lies[i]);
+		if (sent.last.hdr.type == PLUGVM_AGENT_LIST_STATES)
+			guest_states(plain_names);
+		c = session();
+		sent.nr = 0;
+		send_str(c, "{\"execute\": \"query-timers\"}\n");
+		assert_true(answer_timer_stats(c, 10 * MAX_CPUS) <= MAX_CPUS);
+		o = only_reply(c);
+		assert_true(json_object_object_get_ex(o, "return", &ret));
+		assert_int_equal(json_object_array_length(ret), lies[i] ? MAX_CPUS : 0);
+		json_object_put(o);
+		/* One CPU: within the VM's CPUs, whatever the guest said. */
+		send_str(c, "{\"execute\": \"query-sched\", \"arguments\": {\"cpu\": 4}}\n");
+		o = only_reply(c);
+		assert_true(json_object_object_get_ex(o, "error", NULL));
+		json_object_put(o);
+		qmp_session_destroy(c);
+	}
+}
+
+/*
+ * Issue 17 A.3: a cpuhp-set-target in flight (up to 120 s) collected every STATE event of
+ * its CPU: a guest streaming them grew the array without bound. It keeps what a transition
+ * can run, and counts the rest.
+ */
+static void test_target_keeps_a_bounded_states_list(void **state)
+{
+	struct plugvm_agent_ev_state ev = { .cpu = 1, .state = 1, .up = 0, .ns = 10 };
+	struct plugvm_agent_target_done done = { .cpu = { .cpu = 1 }, .ns = 1000000 };
+	struct qmp_session *c;
+	struct json_object *o, *ret, *v;
+	unsigned i;
+
+	(void)state;
+	guest_connect(2);
+	c = session();
+	send_str(c, "{\"execute\": \"cpuhp-set-target\", "
+		    "\"arguments\": {\"cpu\": 1, \"state\": \"offline\"}}\n");
+	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_SET_TARGET);
+	for (i = 0; i < 20000; i++)
+		guest_msg(PLUGVM_AGENT_EV_STATE, PLUGVM_AGENT_F_EVENT, 0, 0, &ev, sizeof(ev));
+	guest_msg(PLUGVM_AGENT_SET_TARGET, PLUGVM_AGENT_F_REPLY, sent.last.hdr.id, 0, &done,
+		  sizeof(done));
+	o = only_reply(c);
+	assert_true(json_object_object_get_ex(o, "return", &ret));
+	assert_true(json_object_object_get_ex(ret, "states", &v));
+	assert_true(json_object_array_length(v) <= 256);
+	assert_true(json_object_object_get_ex(ret, "states-dropped", &v));
+	assert_int_equal(json_object_get_int64(v) + 256, 20000);
+	assert_true(json_object_object_get_ex(ret, "states-ns", &v));
+	assert_int_equal(json_object_get_int64(v), 256 * 10);
+	json_object_put(o);
+	qmp_session_destroy(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +426,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_hello_flood_refreshes_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_requests_in_flight_are_bounded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_per_cpu_walk_capped_by_the_vm, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_target_keeps_a_bounded_states_list, setup,
 						teardown),
 	};
 
