@@ -95,7 +95,8 @@ void control_cpu_report(struct vm *vm, unsigned slot, bool online, int32_t resul
 	if (since)
 		json_object_object_add(data, "host-ns",
 				       json_object_new_int64((int64_t)(now_ns() - since)));
-	qmp_server_event(vm->qmp, online ? "PLUGVM_CPU_ONLINE" : "PLUGVM_CPU_OFFLINE", data);
+	qmp_server_event_key(vm->qmp, 0, online ? "PLUGVM_CPU_ONLINE" : "PLUGVM_CPU_OFFLINE", slot,
+			     data);
 }
 
 void control_unplug_failed(struct vm *vm, unsigned slot)
@@ -109,6 +110,7 @@ void control_unplug_failed(struct vm *vm, unsigned slot)
 int control_next_timeout_ms(struct vm *vm)
 {
 	uint64_t now = now_ns(), next = 0;
+	int ms = -1, events;
 	unsigned i;
 
 	if (!vm->unplug_deadline)
@@ -119,9 +121,12 @@ int control_next_timeout_ms(struct vm *vm)
 		if (d && (!next || d < next))
 			next = d;
 	}
-	if (!next)
-		return -1;
-	return next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+	if (next)
+		ms = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+	events = vm->qmp ? qmp_server_next_timeout_ms(vm->qmp) : -1;
+	if (events >= 0 && (ms < 0 || events < ms))
+		ms = events;
+	return ms;
 }
 
 void control_check_timeouts(struct vm *vm)
@@ -129,6 +134,8 @@ void control_check_timeouts(struct vm *vm)
 	uint64_t now = now_ns();
 	unsigned i;
 
+	if (vm->qmp)
+		qmp_server_tick(vm->qmp); /* rate-limited events whose turn came */
 	if (!vm->unplug_deadline)
 		return;
 	for (i = 0; i < vm->cfg->max_cpus; i++) {
@@ -557,6 +564,8 @@ int control_start(struct vm *vm)
 		vm->qmp = NULL;
 		return -ENOMEM;
 	}
+	/* Guest-triggered events are rate-limited per CPU slot; the last key is "no slot". */
+	qmp_server_set_event_keys(vm->qmp, vm->cfg->max_cpus + 1);
 	err = qmp_server_listen(vm->qmp, path);
 	if (err) {
 		qmp_server_destroy(vm->qmp);

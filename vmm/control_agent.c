@@ -689,7 +689,7 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 			op->sum_ns += e.ns;
 		}
 		if (vm->qmp)
-			qmp_server_event_mask(vm->qmp, CONTROL_SUB_CPUHP, "CPUHP_STATE", o);
+			qmp_server_event_key(vm->qmp, CONTROL_SUB_CPUHP, "CPUHP_STATE", e.cpu, o);
 		else
 			json_object_put(o);
 		return;
@@ -708,7 +708,7 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 		json_object_object_add(o, "lock", json_object_new_string(e.lock));
 		json_object_object_add(o, "held", json_object_new_string(e.held));
 		if (vm->qmp)
-			qmp_server_event(vm->qmp, "GUEST_LOCKDEP_WARNING", o);
+			qmp_server_event_key(vm->qmp, 0, "GUEST_LOCKDEP_WARNING", e.cpu, o);
 		else
 			json_object_put(o);
 	}

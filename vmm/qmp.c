@@ -65,6 +65,31 @@ struct qmp_event {
 	struct qmp_event *next;
 };
 
+/*
+ * Events a guest can trigger at will, and how many of each go out: `burst` at once, then
+ * `per_sec` a second on average (all keys of the event together). Over that, as QEMU's
+ * monitor throttles its events, the latest event of each key (a CPU slot) waits and goes
+ * out as the budget refills; the ones it replaced are lost. docs/qmp.md lists these.
+ */
+static const struct event_limit {
+	const char *name;
+	unsigned burst, per_sec;
+} event_limits[] = {
+	{ "ACPI_DEVICE_OST", 256, 256 },     { "PLUGVM_CPU_ONLINE", 256, 256 },
+	{ "PLUGVM_CPU_OFFLINE", 256, 256 },  { "CPUHP_STATE", 1024, 1000 },
+	{ "GUEST_LOCKDEP_WARNING", 32, 10 },
+};
+#define NR_EVENT_LIMITS (sizeof(event_limits) / sizeof(event_limits[0]))
+
+/* One throttled event's state (a GCRA: `tat` is when the budget is whole again). */
+struct event_throttle {
+	uint64_t tat_ns; /* theoretical arrival time, CLOCK_MONOTONIC */
+	struct qmp_event **pending; /* per key, the latest event waiting; NULL: none */
+	unsigned nr_pending, cursor;
+	uint64_t coalesced; /* events replaced by a later one of their key */
+	struct log_ratelimit rl;
+};
+
 struct qmp_server {
 	const struct qmp_command *cmds;
 	void *ctx;
@@ -74,7 +99,10 @@ struct qmp_server {
 	struct qmp_session *clients;
 	unsigned nr_clients;
 	pthread_mutex_t ev_lock;
+	/* Guarded by ev_lock: */
 	struct qmp_event *ev_head, **ev_tail;
+	struct event_throttle throttle[NR_EVENT_LIMITS];
+	uint32_t nr_event_keys; /* keys beyond fold into the last one */
 	struct qmp_session *sessions; /* all_next list */
 	uint64_t next_serial;
 	struct qmp_session *current; /* the session whose command runs now */
@@ -471,6 +499,7 @@ struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, 
 	s->listen_fd = s->epoll_fd = s->event_fd = -1;
 	pthread_mutex_init(&s->ev_lock, NULL);
 	s->ev_tail = &s->ev_head;
+	s->nr_event_keys = 1;
 
 	g = json_object_new_object();
 	q = json_object_new_object();
@@ -775,9 +804,114 @@ void qmp_server_event(struct qmp_server *s, const char *name, struct json_object
 void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name,
 			   struct json_object *data)
 {
+	qmp_server_event_key(s, mask, name, 0, data);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const struct event_limit *event_limit(const char *name, unsigned *idx)
+{
+	unsigned i;
+
+	for (i = 0; i < NR_EVENT_LIMITS; i++) {
+		if (!strcmp(event_limits[i].name, name)) {
+			*idx = i;
+			return &event_limits[i];
+		}
+	}
+	return NULL;
+}
+
+/* ev_lock held. */
+static void queue_event(struct qmp_server *s, struct qmp_event *e)
+{
+	e->next = NULL;
+	*s->ev_tail = e;
+	s->ev_tail = &e->next;
+}
+
+/* Take one event's worth of budget now if there is one (GCRA). ev_lock held. */
+static bool throttle_take(struct event_throttle *t, const struct event_limit *l, uint64_t now)
+{
+	uint64_t interval = 1000000000ull / l->per_sec, tat = t->tat_ns > now ? t->tat_ns : now;
+
+	if (tat - now > (uint64_t)(l->burst - 1) * interval)
+		return false;
+	t->tat_ns = tat + interval;
+	return true;
+}
+
+/* Queue the waiting events of `t` the budget allows, keys in turn. ev_lock held. */
+static bool throttle_release(struct qmp_server *s, struct event_throttle *t,
+			     const struct event_limit *l, uint64_t now)
+{
+	bool any = false;
+
+	while (t->nr_pending && throttle_take(t, l, now)) {
+		struct qmp_event *e;
+
+		while (!t->pending[t->cursor])
+			t->cursor = (t->cursor + 1) % s->nr_event_keys;
+		e = t->pending[t->cursor];
+		t->pending[t->cursor] = NULL;
+		t->nr_pending--;
+		queue_event(s, e);
+		any = true;
+	}
+	return any;
+}
+
+/* A throttled event: queued now, or kept as its key's latest. ev_lock held. */
+static bool throttle_event(struct qmp_server *s, unsigned idx, uint32_t key, struct qmp_event *e)
+{
+	const struct event_limit *l = &event_limits[idx];
+	struct event_throttle *t = &s->throttle[idx];
+	uint64_t now = mono_ns();
+	bool any = throttle_release(s, t, l, now);
+
+	if (key >= s->nr_event_keys)
+		key = s->nr_event_keys - 1;
+	if (!t->pending || !t->pending[key]) {
+		if (!t->nr_pending && throttle_take(t, l, now)) {
+			queue_event(s, e);
+			return true;
+		}
+		if (!t->pending)
+			t->pending = calloc(s->nr_event_keys, sizeof(*t->pending));
+		if (!t->pending) {
+			free(e->line);
+			free(e);
+			return any;
+		}
+		t->nr_pending++;
+	} else {
+		t->coalesced++;
+		free(t->pending[key]->line);
+		free(t->pending[key]);
+	}
+	t->pending[key] = e;
+	if (log_ratelimit_ok(&t->rl, 1))
+		log_warn("qmp: the guest triggers %s faster than %u/s: only the latest of each "
+			 "CPU goes out (%llu replaced so far)",
+			 l->name, l->per_sec, (unsigned long long)t->coalesced);
+	return any;
+}
+
+void qmp_server_event_key(struct qmp_server *s, uint32_t mask, const char *name, uint32_t key,
+			  struct json_object *data)
+{
 	struct json_object *o = json_object_new_object(), *ts = json_object_new_object();
 	struct qmp_event *e = calloc(1, sizeof(*e));
+	const struct event_limit *l;
 	struct timeval tv;
+	unsigned idx = 0;
+	bool wake = true;
 
 	gettimeofday(&tv, NULL);
 	json_object_object_add(o, "event", json_object_new_string(name));
@@ -798,11 +932,66 @@ void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name
 		free(e);
 		return;
 	}
+	l = event_limit(name, &idx);
 	pthread_mutex_lock(&s->ev_lock);
-	*s->ev_tail = e;
-	s->ev_tail = &e->next;
+	if (l)
+		wake = throttle_event(s, idx, key, e);
+	else
+		queue_event(s, e);
 	pthread_mutex_unlock(&s->ev_lock);
-	server_wake(s);
+	if (wake)
+		server_wake(s);
+}
+
+void qmp_server_set_event_keys(struct qmp_server *s, uint32_t nr_keys)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&s->ev_lock);
+	for (i = 0; i < NR_EVENT_LIMITS; i++)
+		if (s->throttle[i].pending)
+			break;
+	if (i == NR_EVENT_LIMITS && nr_keys)
+		s->nr_event_keys = nr_keys;
+	pthread_mutex_unlock(&s->ev_lock);
+}
+
+int qmp_server_next_timeout_ms(struct qmp_server *s)
+{
+	uint64_t now = mono_ns(), first = UINT64_MAX;
+	unsigned i;
+
+	pthread_mutex_lock(&s->ev_lock);
+	for (i = 0; i < NR_EVENT_LIMITS; i++) {
+		const struct event_limit *l = &event_limits[i];
+		const struct event_throttle *t = &s->throttle[i];
+		uint64_t slack = (uint64_t)(l->burst - 1) * (1000000000ull / l->per_sec), when;
+
+		if (!t->nr_pending)
+			continue;
+		/* throttle_take() succeeds once tat - now <= slack. */
+		when = t->tat_ns > slack ? t->tat_ns - slack : 0;
+		if (when < first)
+			first = when;
+	}
+	pthread_mutex_unlock(&s->ev_lock);
+	if (first == UINT64_MAX)
+		return -1;
+	return first <= now ? 0 : (int)((first - now + 999999) / 1000000);
+}
+
+void qmp_server_tick(struct qmp_server *s)
+{
+	uint64_t now = mono_ns();
+	bool any = false;
+	unsigned i;
+
+	pthread_mutex_lock(&s->ev_lock);
+	for (i = 0; i < NR_EVENT_LIMITS; i++)
+		any |= throttle_release(s, &s->throttle[i], &event_limits[i], now);
+	pthread_mutex_unlock(&s->ev_lock);
+	if (any)
+		server_wake(s);
 }
 
 void qmp_server_flush(struct qmp_server *s, int timeout_ms)
@@ -833,6 +1022,7 @@ void qmp_server_flush(struct qmp_server *s, int timeout_ms)
 void qmp_server_destroy(struct qmp_server *s)
 {
 	struct qmp_event *e;
+	unsigned i;
 
 	if (!s)
 		return;
@@ -842,6 +1032,17 @@ void qmp_server_destroy(struct qmp_server *s)
 		s->ev_head = e->next;
 		free(e->line);
 		free(e);
+	}
+	for (i = 0; i < NR_EVENT_LIMITS; i++) {
+		struct event_throttle *t = &s->throttle[i];
+		uint32_t k;
+
+		for (k = 0; t->pending && k < s->nr_event_keys; k++) {
+			if (t->pending[k])
+				free(t->pending[k]->line);
+			free(t->pending[k]);
+		}
+		free(t->pending);
 	}
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);

@@ -68,7 +68,8 @@ static void on_ost(void *opaque, unsigned slot, uint32_t event, uint32_t status)
 	json_object_object_add(info, "slot-type", json_object_new_string("CPU"));
 	data = json_object_new_object();
 	json_object_object_add(data, "info", info);
-	qmp_server_event(h->vm->qmp, "ACPI_DEVICE_OST", data);
+	/* Rate-limited per slot: one `rep outsl` is as many _OST writes as it has words. */
+	qmp_server_event_key(h->vm->qmp, 0, "ACPI_DEVICE_OST", slot, data);
 }
 
 static void cphp_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,
