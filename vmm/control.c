@@ -99,12 +99,22 @@ void control_cpu_report(struct vm *vm, unsigned slot, bool online, int32_t resul
 			     data);
 }
 
-void control_unplug_failed(struct vm *vm, unsigned slot)
+/*
+ * An unplug_deadline that is already due and says the guest refused: set on a vCPU thread
+ * (control_unplug_failed()), reported by the main loop, which alone owns cpu_ids.
+ */
+#define UNPLUG_REFUSED 1ull
+
+bool control_unplug_failed(struct vm *vm, unsigned slot)
 {
-	if (!vm->unplug_deadline || !atomic_exchange(&vm->unplug_deadline[slot], 0))
-		return;
-	log_warn("vCPU %u: the guest refused its removal", slot);
-	unplug_error_event(vm, slot);
+	uint64_t d;
+
+	if (!vm->unplug_deadline)
+		return false;
+	d = atomic_load(&vm->unplug_deadline[slot]);
+	/* Only a pending request (a hostile guest may answer _OST any number of times). */
+	return d > UNPLUG_REFUSED &&
+	       atomic_compare_exchange_strong(&vm->unplug_deadline[slot], &d, UNPLUG_REFUSED);
 }
 
 int control_next_timeout_ms(struct vm *vm)
@@ -144,8 +154,11 @@ void control_check_timeouts(struct vm *vm)
 		if (!d || d > now ||
 		    !atomic_compare_exchange_strong(&vm->unplug_deadline[i], &d, 0))
 			continue;
-		log_warn("vCPU %u: the guest did not complete its removal within %d ms", i,
-			 CONTROL_UNPLUG_TIMEOUT_MS);
+		if (d == UNPLUG_REFUSED)
+			log_warn("vCPU %u: the guest refused its removal", i);
+		else
+			log_warn("vCPU %u: the guest did not complete its removal within %d ms", i,
+				 CONTROL_UNPLUG_TIMEOUT_MS);
 		unplug_error_event(vm, i);
 	}
 }

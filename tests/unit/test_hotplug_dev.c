@@ -37,11 +37,12 @@ void acpi_pm_raise_gpe(struct vm *v, unsigned bit)
 
 static unsigned unplug_failed;
 
-void control_unplug_failed(struct vm *v, unsigned slot)
+bool control_unplug_failed(struct vm *v, unsigned slot)
 {
 	(void)v;
 	(void)slot;
 	unplug_failed++;
+	return true;
 }
 
 void control_cpu_report(struct vm *v, unsigned slot, bool online, int32_t result, uint64_t guest_ns)
