@@ -26,6 +26,7 @@ struct cpu_hotplug;
 struct virtio_devices;
 struct agent;
 struct control_agent;
+struct console;
 
 struct vm {
 	const struct vm_config *cfg;
@@ -39,6 +40,7 @@ struct vm {
 
 	struct vcpu *vcpus; /* cfg->max_cpus slots, index == APIC ID */
 
+	struct console *console; /* the guest console's output (stdout) */
 	struct uart *uart;
 	struct acpi_pm *pm;
 	struct cpu_hotplug *cpuhp; /* ACPI CPU hotplug block */

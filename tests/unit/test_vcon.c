@@ -3,10 +3,12 @@
  * Unit tests for vmm/devices/virtio_console.c, the virtio console and agent channel
  * devices, with their MMIO windows on a real bus and guest RAM, the guest's vCPUs played by
  * host threads: a guest that keeps refilling its transmitq while the device drains it, and
- * a vCPU holding the device while the main loop has bytes for the guest (issue 17 A.4).
+ * a vCPU holding the device while the main loop has bytes for the guest (issue 17 A.4); a
+ * console whose reader stalls (A.6).
  */
 #include "tests/unit/unit.h"
 
+#include <fcntl.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
 #include <linux/virtio_ring.h>
@@ -16,6 +18,7 @@
 #include <time.h>
 
 #include "vmm/agent.h"
+#include "vmm/console.h"
 #include "vmm/devices/devices.h"
 #include "vmm/vm.h"
 #include "plugvm_virtio.h"
@@ -80,7 +83,9 @@ void agent_channel_reset(struct vm *v)
 
 /* ---- the guest's driver ------------------------------------------------------------- */
 
-static const uint64_t agent_base = PLUGVM_VIRTIO_MMIO_BASE + PLUGVM_VIRTIO_MMIO_STRIDE;
+/* The device the test drives: the agent channel unless a test says otherwise. */
+static uint64_t base = PLUGVM_VIRTIO_MMIO_BASE + PLUGVM_VIRTIO_MMIO_STRIDE;
+static uint32_t tx_len = 64; /* bytes in each transmit buffer */
 
 static void *ram(uint64_t gpa)
 {
@@ -89,14 +94,14 @@ static void *ram(uint64_t gpa)
 
 static void wr(uint64_t off, uint32_t v)
 {
-	assert_true(bus_dispatch(&vm.mmio, 0, agent_base + off, (uint8_t *)&v, 4, 1, true));
+	assert_true(bus_dispatch(&vm.mmio, 0, base + off, (uint8_t *)&v, 4, 1, true));
 }
 
 static uint32_t rd(uint64_t off)
 {
 	uint32_t v;
 
-	assert_true(bus_dispatch(&vm.mmio, 0, agent_base + off, (uint8_t *)&v, 4, 1, false));
+	assert_true(bus_dispatch(&vm.mmio, 0, base + off, (uint8_t *)&v, 4, 1, false));
 	return v;
 }
 
@@ -117,13 +122,13 @@ static void setup_queue(unsigned q)
 		struct vring_desc *d = ram(DESC + q * 0x800 + i * 16);
 
 		d->addr = BUF + q * 0x8000 + i * 0x1000;
-		d->len = q == PLUGVM_VIRTIO_RXQ ? 0x1000 : 64;
+		d->len = q == PLUGVM_VIRTIO_RXQ ? 0x1000 : tx_len;
 		d->flags = q == PLUGVM_VIRTIO_RXQ ? VRING_DESC_F_WRITE : 0;
 		d->next = 0;
 	}
 }
 
-/* The agent device, live, with both queues of QSIZE one-descriptor chains. */
+/* The device at `base`, live, with both queues of QSIZE one-descriptor chains. */
 static void bring_up(void)
 {
 	uint32_t ok = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER;
@@ -175,6 +180,8 @@ static int setup(void **state)
 	vm.cfg = &cfg;
 	vm.mmio.name = "mmio";
 	assert_int_equal(mem_init(&vm.mem, RAM), 0);
+	vm.console = console_create(STDOUT_FILENO);
+	assert_non_null(vm.console);
 	assert_int_equal(virtio_devices_init(&vm), 0);
 	bring_up();
 	return 0;
@@ -184,6 +191,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	virtio_devices_exit(&vm);
+	console_destroy(vm.console);
 	mem_destroy(&vm.mem);
 	return 0;
 }
@@ -274,11 +282,80 @@ static void test_main_loop_never_waits_for_a_busy_device(void **state)
 	assert_int_equal(*(uint32_t *)ram(BUF), PLUGVM_AGENT_MAGIC);
 }
 
+static atomic_bool console_done;
+
+/* A vCPU printing 2 MiB through the virtio console, a ring's worth per notify. */
+static void *vcpu_prints(void *arg)
+{
+	unsigned round, i;
+
+	(void)arg;
+	for (round = 0; round < 64; round++) {
+		for (i = 0; i < QSIZE; i++)
+			post(PLUGVM_VIRTIO_TXQ);
+		wr(VIRTIO_MMIO_QUEUE_NOTIFY, PLUGVM_VIRTIO_TXQ);
+	}
+	atomic_store(&console_done, true);
+	return NULL;
+}
+
+/*
+ * Issue 17 A.6: the virtio console wrote the guest's output to stdout with write(2) under
+ * the device lock: a reader that stops reading stalled the vCPU (and through the lock the
+ * main loop). Output now goes to the console's bounded buffer: the vCPU goes on, the excess
+ * is dropped and counted.
+ */
+static void test_console_never_waits_for_its_reader(void **state)
+{
+	static char sink[1 << 16];
+	struct console_stats st;
+	int p[2], saved = dup(STDOUT_FILENO);
+	unsigned waited_ms = 0;
+	pthread_t vcpu;
+
+	(void)state;
+	/* stdout becomes a pipe nobody reads; the console device is the one driven. */
+	fflush(stdout);
+	assert_int_equal(pipe(p), 0);
+	assert_true(dup2(p[1], STDOUT_FILENO) >= 0);
+	base = PLUGVM_VIRTIO_MMIO_BASE;
+	tx_len = 0x1000;
+	bring_up();
+	atomic_store(&console_done, false);
+	assert_int_equal(pthread_create(&vcpu, NULL, vcpu_prints, NULL), 0);
+	while (!atomic_load(&console_done) && waited_ms < 5000) {
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+		waited_ms++;
+	}
+	/* Read again: a blocked vCPU (the old code) finishes, the console's buffer empties. */
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	for (;;) {
+		if (read(p[0], sink, sizeof(sink)) > 0)
+			continue;
+		console_get_stats(vm.console, &st);
+		if (atomic_load(&console_done) && !st.queued)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	pthread_join(vcpu, NULL);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(p[0]);
+	close(p[1]);
+	base = PLUGVM_VIRTIO_MMIO_BASE + PLUGVM_VIRTIO_MMIO_STRIDE;
+	tx_len = 64;
+	assert_true(waited_ms < 5000); /* the vCPU never waited for the reader */
+	assert_int_equal(used_idx(PLUGVM_VIRTIO_TXQ), 64 * QSIZE);
+	assert_true(st.dropped > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_notify_has_a_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_main_loop_never_waits_for_a_busy_device, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_console_never_waits_for_its_reader, setup,
 						teardown),
 	};
 

@@ -20,9 +20,9 @@
 #include <linux/virtio_ids.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../agent.h"
+#include "../console.h"
 #include "../log.h"
 #include "../vm.h"
 #include "devices.h"
@@ -37,8 +37,6 @@ struct vcon {
 	struct virtio_mmio dev;
 	unsigned slot;
 	bool is_agent;
-	int out_fd; /* console output; -1 for the agent */
-	bool out_broken;
 	pthread_mutex_t rx_lock;
 	/* Guarded by rx_lock: */
 	uint8_t *rx; /* host-to-guest bytes not yet delivered */
@@ -118,23 +116,6 @@ static void rx_settle(struct vcon *c)
 	}
 }
 
-static void out_write(struct vcon *c, const uint8_t *p, size_t n)
-{
-	while (n && !c->out_broken) {
-		ssize_t w = write(c->out_fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			/* A closed terminal must not stop the guest; keep consuming. */
-			c->out_broken = true;
-			break;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 /*
  * Take the transmitq's chains, at most one ring's worth: the driver notifies after every
  * chain it adds (we never suppress notifications), so what is left has a notify coming.
@@ -152,7 +133,8 @@ static void drain_tx(struct vcon *c)
 			if (c->is_agent)
 				agent_rx_bytes(c->vm, c->chain.seg[i].hva, c->chain.seg[i].len);
 			else
-				out_write(c, c->chain.seg[i].hva, c->chain.seg[i].len);
+				console_write(c->vm->console, c->chain.seg[i].hva,
+					      c->chain.seg[i].len);
 		}
 		virtq_push(&c->dev, PLUGVM_VIRTIO_TXQ, c->chain.head, 0);
 		any = true;
@@ -226,7 +208,6 @@ int virtio_devices_init(struct vm *vm)
 		c->vm = vm;
 		c->slot = i;
 		c->is_agent = i == PLUGVM_VIRTIO_SLOT_AGENT;
-		c->out_fd = c->is_agent ? -1 : STDOUT_FILENO;
 		c->rx = malloc(RX_RING);
 		if (!c->rx) {
 			log_error("out of memory");
