@@ -43,6 +43,13 @@ void agent_framer_reset(struct agent_framer *f);
  * a reply or event type the host never asked for / does not know).
  */
 const char *agent_msg_check(const struct plugvm_agent_msg *m);
+/*
+ * A string field of a guest message (`size` bytes, maybe without a NUL) made fit for QMP
+ * clients in place: cut at its first NUL or its last byte; every byte of a control
+ * character, of an invalid UTF-8 sequence or of a bidi override becomes '?' (utf8.h).
+ * Returns how many bytes were replaced.
+ */
+size_t agent_str_clean(char *s, size_t size);
 
 int agent_init(struct vm *vm);
 void agent_exit(struct vm *vm);

@@ -306,7 +306,8 @@ static void reply_states(struct vm *vm, struct op *op, const struct plugvm_agent
 		struct plugvm_agent_state *st = &s.st[i];
 		uint32_t id = op->next + i;
 
-		st->name[sizeof(st->name) - 1] = 0;
+		/* Names reach QMP clients and terminals: valid UTF-8, no control characters. */
+		agent_str_clean(st->name, sizeof(st->name));
 		op->table[id] = *st;
 		op->table[id].id = (int32_t)id;
 	}
@@ -700,8 +701,8 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 		struct json_object *o;
 
 		memcpy(&e, m->payload, sizeof(e));
-		e.lock[sizeof(e.lock) - 1] = 0;
-		e.held[sizeof(e.held) - 1] = 0;
+		agent_str_clean(e.lock, sizeof(e.lock));
+		agent_str_clean(e.held, sizeof(e.held));
 		o = json_object_new_object();
 		json_object_object_add(o, "cpu", json_object_new_int((int)e.cpu));
 		json_object_object_add(o, "type", json_object_new_int((int)e.type));

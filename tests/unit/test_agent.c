@@ -419,6 +419,90 @@ static void test_target_keeps_a_bounded_states_list(void **state)
 	qmp_session_destroy(c);
 }
 
+/* The "name" of every entry of a query-cpuhp-states reply, in order. */
+static void state_names(struct json_object *o, const char *names[3])
+{
+	struct json_object *ret, *n;
+	size_t i;
+
+	assert_true(json_object_object_get_ex(o, "return", &ret));
+	assert_int_equal(json_object_array_length(ret), 3);
+	for (i = 0; i < 3; i++) {
+		assert_true(
+		    json_object_object_get_ex(json_object_array_get_idx(ret, i), "name", &n));
+		names[i] = json_object_get_string(n);
+	}
+}
+
+/*
+ * Issue 17 A.6: state and lock names came from the guest straight to QMP clients: escape
+ * sequences for terminals, C1 controls and invalid UTF-8 (which strict JSON readers refuse).
+ * They are cleaned at the agent boundary: every byte of such a character becomes '?';
+ * valid, printable UTF-8 stays.
+ */
+static void test_guest_strings_reach_clients_clean(void **state)
+{
+	static const char *const hostile[3] = {
+		"esc\x1b[2J\x07\x7f",
+		"bad\xff\xfe\xc0\xafutf",
+		"c1\xc2\x9b+caf\xc3\xa9+\xe2\x80\xae",
+	};
+	const char *names[3];
+	struct qmp_session *c;
+	struct json_object *o;
+	char path[108];
+	int fd;
+
+	(void)state;
+	guest_hello(2);
+	guest_states(hostile);
+	c = session();
+	send_str(c, "{\"execute\": \"query-cpuhp-states\"}\n");
+	guest_states(hostile);
+	o = only_reply(c);
+	state_names(o, names);
+	assert_string_equal(names[0], "esc?[2J??");
+	assert_string_equal(names[1], "bad????utf");
+	assert_string_equal(names[2], "c1??+caf\xc3\xa9+???");
+	json_object_put(o);
+	/* A state is still named as the clients see it. */
+	send_str(c, "{\"execute\": \"cpuhp-fail\", "
+		    "\"arguments\": {\"cpu\": 1, \"state\": \"bad????utf\"}}\n");
+	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_FAIL);
+	guest_reply(0, NULL, 0);
+	json_object_put(only_reply(c));
+	qmp_session_destroy(c);
+
+	/* A lock validator report, to a socket client. */
+	fd = socket_client(path, sizeof(path));
+	assert_int_equal(send(fd, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
+	dispatch_until_no_clients(5);
+	{
+		struct plugvm_agent_ev_lockdep ev = { .type = 0, .cpu = 1 };
+		static char buf[65536];
+		ssize_t n, got = 0;
+		unsigned i;
+
+		memset(ev.lock, 0x9b, sizeof(ev.lock)); /* no NUL, and not UTF-8 */
+		snprintf(ev.held, sizeof(ev.held), "rq\x1b]0;pwned\x07");
+		guest_msg(PLUGVM_AGENT_EV_LOCKDEP, PLUGVM_AGENT_F_EVENT, 0, 0, &ev, sizeof(ev));
+		for (i = 0; i < 50 && !strstr(buf, "GUEST_LOCKDEP_WARNING"); i++) {
+			dispatch_until_no_clients(1);
+			n = recv(fd, buf + got, sizeof(buf) - 1 - (size_t)got, MSG_DONTWAIT);
+			if (n > 0)
+				got += n;
+			buf[got] = 0;
+		}
+		assert_contains(buf,
+				"\"lock\":\"???????????????????????????????????????????????\"");
+		assert_contains(buf, "\"held\":\"rq?]0;pwned?\"");
+		for (i = 0; i < (unsigned)got; i++)
+			assert_true((unsigned char)buf[i] < 0x80); /* nothing but ASCII was sent */
+	}
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +514,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_per_cpu_walk_capped_by_the_vm, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_target_keeps_a_bounded_states_list, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_guest_strings_reach_clients_clean, setup,
 						teardown),
 	};
 
