@@ -867,8 +867,12 @@ static bool throttle_release(struct qmp_server *s, struct event_throttle *t,
 	return any;
 }
 
-/* A throttled event: queued now, or kept as its key's latest. ev_lock held. */
-static bool throttle_event(struct qmp_server *s, unsigned idx, uint32_t key, struct qmp_event *e)
+/*
+ * A throttled event: queued now, or kept as its key's latest (then *warn says whether to
+ * log it, after the lock is let go). True when something was queued. ev_lock held.
+ */
+static bool throttle_event(struct qmp_server *s, unsigned idx, uint32_t key, struct qmp_event *e,
+			   bool *warn)
 {
 	const struct event_limit *l = &event_limits[idx];
 	struct event_throttle *t = &s->throttle[idx];
@@ -896,10 +900,7 @@ static bool throttle_event(struct qmp_server *s, unsigned idx, uint32_t key, str
 		free(t->pending[key]);
 	}
 	t->pending[key] = e;
-	if (log_ratelimit_ok(&t->rl, 1))
-		log_warn("qmp: the guest triggers %s faster than %u/s: only the latest of each "
-			 "CPU goes out (%llu replaced so far)",
-			 l->name, l->per_sec, (unsigned long long)t->coalesced);
+	*warn = true;
 	return any;
 }
 
@@ -909,9 +910,10 @@ void qmp_server_event_key(struct qmp_server *s, uint32_t mask, const char *name,
 	struct json_object *o = json_object_new_object(), *ts = json_object_new_object();
 	struct qmp_event *e = calloc(1, sizeof(*e));
 	const struct event_limit *l;
+	bool wake = true, warn = false;
+	uint64_t coalesced;
 	struct timeval tv;
 	unsigned idx = 0;
-	bool wake = true;
 
 	gettimeofday(&tv, NULL);
 	json_object_object_add(o, "event", json_object_new_string(name));
@@ -935,12 +937,17 @@ void qmp_server_event_key(struct qmp_server *s, uint32_t mask, const char *name,
 	l = event_limit(name, &idx);
 	pthread_mutex_lock(&s->ev_lock);
 	if (l)
-		wake = throttle_event(s, idx, key, e);
+		wake = throttle_event(s, idx, key, e, &warn);
 	else
 		queue_event(s, e);
+	coalesced = l ? s->throttle[idx].coalesced : 0;
 	pthread_mutex_unlock(&s->ev_lock);
 	if (wake)
 		server_wake(s);
+	if (warn && log_ratelimit_ok(&s->throttle[idx].rl, 1))
+		log_warn("qmp: the guest triggers %s faster than %u/s: only the latest of each "
+			 "CPU goes out (%llu replaced so far)",
+			 l->name, l->per_sec, (unsigned long long)coalesced);
 }
 
 void qmp_server_set_event_keys(struct qmp_server *s, uint32_t nr_keys)

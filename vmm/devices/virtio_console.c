@@ -16,8 +16,8 @@
  */
 #include <errno.h>
 #include <linux/virtio_console.h>
-#include <stdatomic.h>
 #include <linux/virtio_ids.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
