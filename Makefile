@@ -25,7 +25,7 @@ VMM_SRCS := vmm/main.c vmm/config.c vmm/log.c vmm/kvm.c vmm/mem.c vmm/vcpu.c vmm
 	vmm/devices/uart16550.c vmm/devices/debug_exit.c vmm/devices/acpi_pm.c \
 	vmm/devices/cphp.c vmm/devices/cpu_hotplug.c vmm/qmp.c vmm/control.c \
 	vmm/devices/virtio_mmio.c vmm/devices/virtio_console.c vmm/agent.c vmm/agent_frame.c vmm/control_agent.c \
-	vmm/chaos.c
+	vmm/chaos.c vmm/console.c
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c
 

@@ -50,7 +50,9 @@ struct agent {
 	bool connected;
 	struct plugvm_agent_hello hello;
 	uint32_t next_id;
-	struct pending *pending;
+	struct pending *pending; /* by deadline, earliest first */
+	unsigned nr_pending; /* at most AGENT_MAX_PENDING */
+	struct log_ratelimit timeout_rl;
 	void (*event_fn)(struct vm *vm, const struct plugvm_agent_msg *m);
 	uint64_t requests, replies, events, timeouts, malformed;
 };
@@ -95,6 +97,7 @@ static void fail_all(struct agent *a, int status)
 
 	while ((p = a->pending)) {
 		a->pending = p->next;
+		a->nr_pending--;
 		p->fn(a->vm, p->ctx, status, NULL);
 		free(p);
 	}
@@ -190,6 +193,7 @@ static void handle_reply(struct agent *a, const struct plugvm_agent_msg *m)
 		return;
 	}
 	*pp = p->next;
+	a->nr_pending--;
 	a->replies++;
 	p->fn(a->vm, p->ctx, m->hdr.status, m);
 	free(p);
@@ -225,19 +229,17 @@ static void handle(struct agent *a, const struct plugvm_agent_msg *m)
 		a->event_fn(a->vm, m);
 }
 
+/* The list is ordered by deadline: only its head can be due. */
 static void check_timeouts(struct agent *a)
 {
-	struct pending **pp = &a->pending, *p;
+	struct pending *p;
 	uint64_t now = now_ns();
 
-	while ((p = *pp)) {
-		if (p->deadline_ns > now) {
-			pp = &p->next;
-			continue;
-		}
-		*pp = p->next;
+	while ((p = a->pending) && p->deadline_ns <= now) {
+		a->pending = p->next;
+		a->nr_pending--;
 		a->timeouts++;
-		log_warn("agent: request %u not answered in time", p->id);
+		log_guest_warn(&a->timeout_rl, "agent: request %u not answered in time", p->id);
 		p->fn(a->vm, p->ctx, AGENT_ETIMEDOUT, NULL);
 		free(p);
 	}
@@ -279,14 +281,11 @@ void agent_process(struct vm *vm)
 int agent_next_timeout_ms(const struct vm *vm)
 {
 	const struct agent *a = vm->agent;
-	const struct pending *p;
-	uint64_t now, first = UINT64_MAX;
+	uint64_t now, first;
 
 	if (!a || !a->pending)
 		return -1;
-	for (p = a->pending; p; p = p->next)
-		if (p->deadline_ns < first)
-			first = p->deadline_ns;
+	first = a->pending->deadline_ns;
 	now = now_ns();
 	return first <= now ? 0 : (int)((first - now) / 1000000 + 1);
 }
@@ -296,13 +295,15 @@ int agent_request(struct vm *vm, uint16_t type, const void *payload, size_t len,
 {
 	struct agent *a = vm->agent;
 	struct plugvm_agent_msg m;
-	struct pending *p;
+	struct pending *p, **pp;
 	int ret;
 
 	if (!a || !a->connected)
 		return AGENT_ENOTCONN;
 	if (len > PLUGVM_AGENT_PAYLOAD)
 		return -EINVAL;
+	if (a->nr_pending >= AGENT_MAX_PENDING)
+		return -EAGAIN;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -325,8 +326,12 @@ int agent_request(struct vm *vm, uint16_t type, const void *payload, size_t len,
 	p->deadline_ns = now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	p->fn = fn;
 	p->ctx = ctx;
-	p->next = a->pending;
-	a->pending = p;
+	/* Ordered by deadline; at most AGENT_MAX_PENDING entries to pass. */
+	for (pp = &a->pending; *pp && (*pp)->deadline_ns <= p->deadline_ns; pp = &(*pp)->next)
+		;
+	p->next = *pp;
+	*pp = p;
+	a->nr_pending++;
 	a->requests++;
 	return 0;
 }

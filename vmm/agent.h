@@ -21,6 +21,12 @@ struct vm;
 #define AGENT_ETIMEDOUT (-110) /* no reply in time */
 #define AGENT_ESHUTDOWN (-108) /* the VM stops */
 
+/*
+ * Requests in flight at once. The guest answers one at a time, so this only bounds what a
+ * silent or slow guest makes the host keep: past it, agent_request() says -EAGAIN.
+ */
+#define AGENT_MAX_PENDING 256
+
 /* Fixed-size message framing with resynchronisation on the magic. Pure; unit-tested. */
 struct agent_framer {
 	uint8_t buf[PLUGVM_AGENT_MSG_SIZE];
@@ -37,6 +43,13 @@ void agent_framer_reset(struct agent_framer *f);
  * a reply or event type the host never asked for / does not know).
  */
 const char *agent_msg_check(const struct plugvm_agent_msg *m);
+/*
+ * A string field of a guest message (`size` bytes, maybe without a NUL) made fit for QMP
+ * clients in place: cut at its first NUL or its last byte; every byte of a control
+ * character, of an invalid UTF-8 sequence or of a bidi override becomes '?' (utf8.h).
+ * Returns how many bytes were replaced.
+ */
+size_t agent_str_clean(char *s, size_t size);
 
 int agent_init(struct vm *vm);
 void agent_exit(struct vm *vm);
@@ -61,7 +74,8 @@ typedef void (*agent_reply_fn)(struct vm *vm, void *ctx, int status,
 			       const struct plugvm_agent_msg *m);
 /*
  * Send request `type` with `len` payload bytes; `fn` gets the reply within `timeout_ms`.
- * Returns 0, or AGENT_ENOTCONN / -EAGAIN / -ENOMEM (fn is not called then). Main thread.
+ * Returns 0, or AGENT_ENOTCONN / -EAGAIN (the agent ring is full, or AGENT_MAX_PENDING
+ * requests are in flight) / -ENOMEM (fn is not called then). Main thread.
  */
 int agent_request(struct vm *vm, uint16_t type, const void *payload, size_t len,
 		  unsigned timeout_ms, agent_reply_fn fn, void *ctx);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "utf8.h"
 
 void agent_framer_reset(struct agent_framer *f)
 {
@@ -92,4 +93,26 @@ const char *agent_msg_check(const struct plugvm_agent_msg *m)
 		return NULL;
 	}
 	return "neither a reply nor an event";
+}
+
+size_t agent_str_clean(char *s, size_t size)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t i = 0, n, bad = 0;
+
+	if (!size)
+		return 0;
+	p[size - 1] = 0;
+	n = strlen(s);
+	while (i < n) {
+		size_t len = utf8_printable_len(p + i, n - i);
+
+		if (len) {
+			i += len;
+			continue;
+		}
+		p[i++] = '?';
+		bad++;
+	}
+	return bad;
 }

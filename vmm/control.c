@@ -95,20 +95,32 @@ void control_cpu_report(struct vm *vm, unsigned slot, bool online, int32_t resul
 	if (since)
 		json_object_object_add(data, "host-ns",
 				       json_object_new_int64((int64_t)(now_ns() - since)));
-	qmp_server_event(vm->qmp, online ? "PLUGVM_CPU_ONLINE" : "PLUGVM_CPU_OFFLINE", data);
+	qmp_server_event_key(vm->qmp, 0, online ? "PLUGVM_CPU_ONLINE" : "PLUGVM_CPU_OFFLINE", slot,
+			     data);
 }
 
-void control_unplug_failed(struct vm *vm, unsigned slot)
+/*
+ * An unplug_deadline that is already due and says the guest refused: set on a vCPU thread
+ * (control_unplug_failed()), reported by the main loop, which alone owns cpu_ids.
+ */
+#define UNPLUG_REFUSED 1ull
+
+bool control_unplug_failed(struct vm *vm, unsigned slot)
 {
-	if (!vm->unplug_deadline || !atomic_exchange(&vm->unplug_deadline[slot], 0))
-		return;
-	log_warn("vCPU %u: the guest refused its removal", slot);
-	unplug_error_event(vm, slot);
+	uint64_t d;
+
+	if (!vm->unplug_deadline)
+		return false;
+	d = atomic_load(&vm->unplug_deadline[slot]);
+	/* Only a pending request (a hostile guest may answer _OST any number of times). */
+	return d > UNPLUG_REFUSED &&
+	       atomic_compare_exchange_strong(&vm->unplug_deadline[slot], &d, UNPLUG_REFUSED);
 }
 
 int control_next_timeout_ms(struct vm *vm)
 {
 	uint64_t now = now_ns(), next = 0;
+	int ms = -1, events;
 	unsigned i;
 
 	if (!vm->unplug_deadline)
@@ -119,9 +131,12 @@ int control_next_timeout_ms(struct vm *vm)
 		if (d && (!next || d < next))
 			next = d;
 	}
-	if (!next)
-		return -1;
-	return next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+	if (next)
+		ms = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+	events = vm->qmp ? qmp_server_next_timeout_ms(vm->qmp) : -1;
+	if (events >= 0 && (ms < 0 || events < ms))
+		ms = events;
+	return ms;
 }
 
 void control_check_timeouts(struct vm *vm)
@@ -129,6 +144,8 @@ void control_check_timeouts(struct vm *vm)
 	uint64_t now = now_ns();
 	unsigned i;
 
+	if (vm->qmp)
+		qmp_server_tick(vm->qmp); /* rate-limited events whose turn came */
 	if (!vm->unplug_deadline)
 		return;
 	for (i = 0; i < vm->cfg->max_cpus; i++) {
@@ -137,8 +154,11 @@ void control_check_timeouts(struct vm *vm)
 		if (!d || d > now ||
 		    !atomic_compare_exchange_strong(&vm->unplug_deadline[i], &d, 0))
 			continue;
-		log_warn("vCPU %u: the guest did not complete its removal within %d ms", i,
-			 CONTROL_UNPLUG_TIMEOUT_MS);
+		if (d == UNPLUG_REFUSED)
+			log_warn("vCPU %u: the guest refused its removal", i);
+		else
+			log_warn("vCPU %u: the guest did not complete its removal within %d ms", i,
+				 CONTROL_UNPLUG_TIMEOUT_MS);
 		unplug_error_event(vm, i);
 	}
 }
@@ -557,6 +577,8 @@ int control_start(struct vm *vm)
 		vm->qmp = NULL;
 		return -ENOMEM;
 	}
+	/* Guest-triggered events are rate-limited per CPU slot; the last key is "no slot". */
+	qmp_server_set_event_keys(vm->qmp, vm->cfg->max_cpus + 1);
 	err = qmp_server_listen(vm->qmp, path);
 	if (err) {
 		qmp_server_destroy(vm->qmp);

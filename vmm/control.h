@@ -21,12 +21,23 @@ void control_stop(struct vm *vm, int status);
 /* How long a guest has to complete a device_del before DEVICE_UNPLUG_GUEST_ERROR. */
 #define CONTROL_UNPLUG_TIMEOUT_MS 10000
 
-/* Milliseconds until the next unplug deadline (-1: none), for the main loop's wait. */
+/*
+ * Milliseconds until the next unplug deadline or rate-limited event's turn (-1: none), for
+ * the main loop's wait.
+ */
 int control_next_timeout_ms(struct vm *vm);
-/* Report the removals whose guest did not finish in time. Main thread. */
+/*
+ * Report the removals the guest refused or did not finish in time; send waiting events.
+ * Main thread.
+ */
 void control_check_timeouts(struct vm *vm);
-/* The guest answered a removal with a failure (_OST): report it now. Any thread. */
-void control_unplug_failed(struct vm *vm, unsigned slot);
+/*
+ * The guest answered a removal with a failure (_OST). Any thread (a vCPU's): it only marks
+ * the request, and control_check_timeouts() on the main thread reports it, so that no
+ * other thread reads the CPU's id while the main loop may free it. True when a pending
+ * request was marked: the caller then wakes the main loop.
+ */
+bool control_unplug_failed(struct vm *vm, unsigned slot);
 
 /*
  * The guest reports `slot` online (or offline) with `result` after `guest_ns`: emit

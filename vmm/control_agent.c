@@ -27,12 +27,19 @@
 #define QUERY_TIMEOUT_MS  30000
 #define TARGET_TIMEOUT_MS 120000 /* a CPU down on a slow (emulated) host, with rollback */
 #define MAX_STATES	  128
+/* STATE events one cpuhp-set-target keeps: every state up and back down (a rollback). */
+#define MAX_TARGET_STATES (2 * MAX_STATES)
 
 /* The guest's cpuhp table, for names: refreshed on hello and by query-cpuhp-states. */
 struct control_agent {
 	uint32_t nr_states;
 	struct plugvm_agent_state st[MAX_STATES];
-	bool refreshing;
+	/*
+	 * At most one refresh of the table on the guest's initiative: a guest repeating HELLO
+	 * gets one more after the one in flight, not one each (issue 17 A.2).
+	 */
+	struct op *refresh;
+	bool refresh_again;
 	struct op *targets; /* set-target requests in flight (they collect STATE events) */
 };
 
@@ -57,11 +64,25 @@ struct op {
 	uint32_t cpu;
 	int32_t state;
 	struct json_object *states; /* OP_TARGET: STATE events of this transition */
+	uint32_t states_dropped; /* beyond MAX_TARGET_STATES */
 	struct plugvm_agent_state *table; /* OP_STATES, OP_REFRESH: the table being read */
 	uint32_t total;
 	uint64_t sum_ns;
 	struct op *next_target;
 };
+
+/*
+ * The guest's possible CPUs as far as the host believes it: its HELLO's word, capped by the
+ * VM's own maxcpus (a guest saying 0 or 2^32 - 1 must not set how long the host loops).
+ */
+static uint32_t guest_cpus(struct vm *vm)
+{
+	struct plugvm_agent_hello h;
+
+	if (!agent_connected(vm, &h) || h.nr_cpus > vm->cfg->max_cpus)
+		return vm->cfg->max_cpus;
+	return h.nr_cpus;
+}
 
 static struct control_agent *ca_get(struct vm *vm)
 {
@@ -130,6 +151,24 @@ static void set_guest_error(struct qmp_error *err, int status, const char *what)
 	}
 }
 
+static void refresh_states(struct vm *vm);
+
+/* The refresh in flight ended with `status`: start the one a HELLO asked for meanwhile. */
+static void refresh_done(struct vm *vm, int status)
+{
+	struct control_agent *ca = vm->ctl_agent;
+
+	if (!ca)
+		return;
+	ca->refresh = NULL;
+	if (!ca->refresh_again)
+		return;
+	ca->refresh_again = false;
+	/* Not after a reset (the next HELLO asks again) or at shutdown. */
+	if (status != AGENT_ENOTCONN && status != AGENT_ESHUTDOWN)
+		refresh_states(vm);
+}
+
 static void op_free(struct op *op)
 {
 	json_object_put(op->acc);
@@ -159,6 +198,11 @@ static void op_finish(struct vm *vm, struct op *op, struct json_object *ret, int
 		qmp_deferred_return(op->d, status ? NULL : ret, status ? &err : NULL);
 	if (status || !op->d)
 		json_object_put(ret);
+	if (op->kind == OP_REFRESH) {
+		op_free(op);
+		refresh_done(vm, status);
+		return;
+	}
 	op_free(op);
 }
 
@@ -262,7 +306,8 @@ static void reply_states(struct vm *vm, struct op *op, const struct plugvm_agent
 		struct plugvm_agent_state *st = &s.st[i];
 		uint32_t id = op->next + i;
 
-		st->name[sizeof(st->name) - 1] = 0;
+		/* Names reach QMP clients and terminals: valid UTF-8, no control characters. */
+		agent_str_clean(st->name, sizeof(st->name));
 		op->table[id] = *st;
 		op->table[id].id = (int32_t)id;
 	}
@@ -274,7 +319,6 @@ static void reply_states(struct vm *vm, struct op *op, const struct plugvm_agent
 	memset(ca->st, 0, sizeof(ca->st));
 	memcpy(ca->st, op->table, op->total * sizeof(ca->st[0]));
 	ca->nr_states = op->total;
-	ca->refreshing = false;
 	if (op->kind == OP_REFRESH) {
 		op_finish(vm, op, NULL, 0, NULL);
 		return;
@@ -320,7 +364,7 @@ static void reply_cpus(struct vm *vm, struct op *op, const struct plugvm_agent_m
 	for (i = 0; i < c.count; i++)
 		json_object_array_add(op->acc, cpu_json(vm, &c.cpu[i]));
 	op->next += c.count;
-	if (op->next < c.nr_cpus && op->next < PLUGVM_MAX_CPUS) {
+	if (op->next < c.nr_cpus && op->next < vm->cfg->max_cpus) {
 		send_index(vm, op, PLUGVM_AGENT_GET_CPUS, op->next);
 		return;
 	}
@@ -354,6 +398,9 @@ static void reply_target(struct vm *vm, struct op *op, int status, const struct 
 	json_object_object_add(o, "ns", json_object_new_int64((int64_t)t.ns));
 	json_object_object_add(o, "states-ns", json_object_new_int64((int64_t)op->sum_ns));
 	json_object_object_add(o, "states", json_object_get(op->states));
+	if (op->states_dropped)
+		json_object_object_add(o, "states-dropped",
+				       json_object_new_int64((int64_t)op->states_dropped));
 	op_finish(vm, op, o, 0, NULL);
 }
 
@@ -523,8 +570,6 @@ static void on_reply(struct vm *vm, void *ctx, int status, const struct plugvm_a
 		return;
 	}
 	if (status || !m) {
-		if (op->kind == OP_REFRESH || op->kind == OP_STATES)
-			ca_get(vm)->refreshing = false;
 		op_finish(vm, op, NULL, status ? status : PLUGVM_AGENT_EPROTO, "agent");
 		return;
 	}
@@ -596,12 +641,16 @@ static void refresh_states(struct vm *vm)
 	struct qmp_error err = { 0 };
 	struct op *op;
 
-	if (!ca || ca->refreshing)
+	if (!ca)
 		return;
+	if (ca->refresh) {
+		ca->refresh_again = true;
+		return;
+	}
 	op = op_new(vm, OP_REFRESH, &err);
 	if (!op)
 		return;
-	ca->refreshing = true;
+	ca->refresh = op;
 	send_index(vm, op, PLUGVM_AGENT_LIST_STATES, 0);
 }
 
@@ -612,7 +661,6 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 	if (!ca)
 		return;
 	if (m->hdr.type == PLUGVM_AGENT_HELLO) {
-		ca->refreshing = false;
 		refresh_states(vm);
 		return;
 	}
@@ -633,11 +681,16 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 		for (op = ca->targets; op; op = op->next_target) {
 			if (op->cpu != e.cpu)
 				continue;
+			/* Up to 120 s of a guest's events: keep what a transition can run. */
+			if (json_object_array_length(op->states) >= MAX_TARGET_STATES) {
+				op->states_dropped++;
+				continue;
+			}
 			json_object_array_add(op->states, json_object_get(o));
 			op->sum_ns += e.ns;
 		}
 		if (vm->qmp)
-			qmp_server_event_mask(vm->qmp, CONTROL_SUB_CPUHP, "CPUHP_STATE", o);
+			qmp_server_event_key(vm->qmp, CONTROL_SUB_CPUHP, "CPUHP_STATE", e.cpu, o);
 		else
 			json_object_put(o);
 		return;
@@ -648,15 +701,15 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 		struct json_object *o;
 
 		memcpy(&e, m->payload, sizeof(e));
-		e.lock[sizeof(e.lock) - 1] = 0;
-		e.held[sizeof(e.held) - 1] = 0;
+		agent_str_clean(e.lock, sizeof(e.lock));
+		agent_str_clean(e.held, sizeof(e.held));
 		o = json_object_new_object();
 		json_object_object_add(o, "cpu", json_object_new_int((int)e.cpu));
 		json_object_object_add(o, "type", json_object_new_int((int)e.type));
 		json_object_object_add(o, "lock", json_object_new_string(e.lock));
 		json_object_object_add(o, "held", json_object_new_string(e.held));
 		if (vm->qmp)
-			qmp_server_event(vm->qmp, "GUEST_LOCKDEP_WARNING", o);
+			qmp_server_event_key(vm->qmp, 0, "GUEST_LOCKDEP_WARNING", e.cpu, o);
 		else
 			json_object_put(o);
 	}
@@ -667,18 +720,19 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 /* A cpu argument within the guest's CPUs; -1 after setting err. */
 static int arg_cpu(struct vm *vm, struct json_object *args, const char *key, struct qmp_error *err)
 {
-	struct plugvm_agent_hello h;
+	uint32_t nr = guest_cpus(vm);
 	struct json_object *v;
 	int64_t cpu;
 
 	if (!json_object_object_get_ex(args, key, &v))
 		return -2; /* absent */
 	cpu = json_object_get_int64(v);
-	if (!agent_connected(vm, &h))
-		h.nr_cpus = vm->cfg->max_cpus;
-	if (cpu < 0 || cpu >= h.nr_cpus) {
-		qmp_error_set(err, "GenericError", "'%s' must be a CPU number from 0 to %u", key,
-			      h.nr_cpus - 1);
+	if (cpu < 0 || cpu >= nr) {
+		if (nr)
+			qmp_error_set(err, "GenericError", "'%s' must be a CPU number from 0 to %u",
+				      key, nr - 1);
+		else
+			qmp_error_set(err, "GenericError", "'%s': the guest has no CPU", key);
 		return -1;
 	}
 	return (int)cpu;
@@ -725,10 +779,8 @@ static struct json_object *query_cpuhp_states(void *ctx, struct json_object *arg
 	struct op *op = op_new(vm, OP_STATES, err);
 
 	(void)args;
-	if (op) {
-		ca_get(vm)->refreshing = true;
+	if (op)
 		send_index(vm, op, PLUGVM_AGENT_LIST_STATES, 0);
-	}
 	return NULL;
 }
 
@@ -815,23 +867,25 @@ static struct json_object *cpuhp_fail(void *ctx, struct json_object *args, struc
 static struct json_object *per_cpu_query(struct vm *vm, struct json_object *args, enum op_kind kind,
 					 uint16_t type, struct qmp_error *err)
 {
-	struct plugvm_agent_hello h;
+	uint32_t nr = guest_cpus(vm);
 	struct op *op;
 	int cpu;
 
-	if (!agent_connected(vm, &h)) {
+	if (!agent_connected(vm, NULL)) {
 		set_guest_error(err, AGENT_ENOTCONN, "statistics");
 		return NULL;
 	}
 	cpu = arg_cpu(vm, args, "cpu", err);
 	if (cpu == -1)
 		return NULL;
+	if (cpu < 0 && !nr)
+		return json_object_new_array(); /* a guest without CPUs has no statistics */
 	op = op_new(vm, kind, err);
 	if (!op)
 		return NULL;
 	op->acc = json_object_new_array();
 	op->cpu = op->next = cpu >= 0 ? (uint32_t)cpu : 0;
-	op->last = cpu >= 0 ? (uint32_t)cpu : h.nr_cpus - 1;
+	op->last = cpu >= 0 ? (uint32_t)cpu : nr - 1;
 	send_index(vm, op, type, op->next);
 	return NULL;
 }

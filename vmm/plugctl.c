@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "utf8.h"
 #include "version.h"
 
 #define EXIT_NO	   1
@@ -64,6 +65,40 @@ struct conn {
 static bool json_out;
 
 static void die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+
+/*
+ * A string from the server as text for a terminal: what utf8_printable_len() refuses
+ * (control characters, escape sequences, invalid UTF-8, bidi overrides) is shown as \xNN,
+ * so that the guest, whose names the server passes on, cannot drive the terminal. The
+ * result lives until 8 more calls; NULL gives "(null)", as printf would.
+ */
+static const char *tty(const char *s)
+{
+	static char bufs[8][1024];
+	static unsigned next;
+	char *out = bufs[next++ % 8];
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, o = 0, n;
+
+	if (!s)
+		return "(null)";
+	n = strlen(s);
+	while (i < n && o + 5 < sizeof(bufs[0])) {
+		size_t len = utf8_printable_len(p + i, n - i);
+
+		if (len && o + len < sizeof(bufs[0])) {
+			memcpy(out + o, p + i, len);
+			o += len;
+			i += len;
+		} else if (len) {
+			break;
+		} else {
+			o += (size_t)snprintf(out + o, 5, "\\x%02x", p[i++]);
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
 
 static void die(int status, const char *fmt, ...)
 {
@@ -167,7 +202,7 @@ static struct json_object *cmd(struct conn *c, const char *name, struct json_obj
 
 	if (json_object_object_get_ex(reply, "error", &err)) {
 		json_object_object_get_ex(err, "desc", &desc);
-		fprintf(stderr, "plugctl: %s: %s\n", name, json_object_get_string(desc));
+		fprintf(stderr, "plugctl: %s: %s\n", name, tty(json_object_get_string(desc)));
 		json_object_put(reply);
 		exit(EXIT_NO);
 	}
@@ -276,10 +311,43 @@ static void connect_vm(struct conn *c, const char *path)
 	json_object_put(ret);
 }
 
+/*
+ * QMP values as JSON. json-c escapes C0 controls but passes DEL, C1 controls, invalid UTF-8
+ * and bidi overrides through; those only occur inside strings, where they become \uXXXX
+ * (U+FFFD for bytes that are not UTF-8): still the same JSON value where it can be, and
+ * nothing a terminal acts on.
+ */
 static void print_json(struct json_object *o)
 {
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						   JSON_C_TO_STRING_NOSLASHESCAPE));
+	const unsigned char *p = (const unsigned char *)json_object_to_json_string_ext(
+	    o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	size_t i = 0, n = strlen((const char *)p);
+
+	while (i < n) {
+		size_t len = p[i] < 0x80 && p[i] != 0x7f ? 1 : utf8_printable_len(p + i, n - i);
+
+		if (len) {
+			fwrite(p + i, 1, len, stdout);
+			i += len;
+			continue;
+		}
+		/* A whole sequence that is well-formed but not printable keeps its code point. */
+		if (p[i] == 0x7f) {
+			fputs("\\u007f", stdout);
+			i++;
+		} else if (p[i] == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
+			printf("\\u%04x", p[i + 1]);
+			i += 2;
+		} else if (p[i] == 0xe2 && i + 2 < n && (p[i + 1] == 0x80 || p[i + 1] == 0x81) &&
+			   (p[i + 2] & 0xc0) == 0x80) {
+			printf("\\u%04x", 0x2000 | (p[i + 1] & 0x3f) << 6 | (p[i + 2] & 0x3f));
+			i += 3;
+		} else {
+			fputs("\\ufffd", stdout);
+			i++;
+		}
+	}
+	putchar('\n');
 }
 
 /* ---- CPUs ------------------------------------------------------------------------------ */
@@ -516,7 +584,7 @@ static void states(struct conn *c)
 				    json_object_get_boolean(v);
 
 			printf("%-4d %-24s %-9s %s%s%s\n", get_int(e, "id", NULL),
-			       get_str(e, "name", NULL), get_str(e, "section", NULL),
+			       tty(get_str(e, "name", NULL)), tty(get_str(e, "section", NULL)),
 			       rest ? "target" : "", rest && fail ? "," : "", fail ? "fail" : "");
 		}
 	}
@@ -538,12 +606,13 @@ static void cpuhp(struct conn *c)
 				       json_object_get_boolean(v);
 
 			printf("%-5d %-8s %-24s %-24s", get_int(e, "cpu", NULL),
-			       present ? "yes" : "no", get_str(e, "state", NULL),
-			       get_str(e, "target", NULL));
+			       present ? "yes" : "no", tty(get_str(e, "state", NULL)),
+			       tty(get_str(e, "target", NULL)));
 			if (get_str(e, "fail", NULL))
-				printf(" fail armed at %s", get_str(e, "fail", NULL));
+				printf(" fail armed at %s", tty(get_str(e, "fail", NULL)));
 			if (get_str(e, "failed-state", NULL))
-				printf(" last failed at %s (%d)", get_str(e, "failed-state", NULL),
+				printf(" last failed at %s (%d)",
+				       tty(get_str(e, "failed-state", NULL)),
 				       get_int(e, "last-error", NULL));
 			printf("\n");
 		}
@@ -580,19 +649,20 @@ static int target(struct conn *c, long cpu, const char *state)
 			struct json_object *e = json_object_array_get_idx(list, i), *ns;
 
 			json_object_object_get_ex(e, "ns", &ns);
-			printf("  %-4s %-24s %10.3f ms%s\n", get_str(e, "direction", NULL),
-			       get_str(e, "state", NULL), (double)json_object_get_int64(ns) / 1e6,
+			printf("  %-4s %-24s %10.3f ms%s\n", tty(get_str(e, "direction", NULL)),
+			       tty(get_str(e, "state", NULL)),
+			       (double)json_object_get_int64(ns) / 1e6,
 			       get_int(e, "result", NULL) ? "  failed" : "");
 		}
 		json_object_object_get_ex(r, "ns", &list);
 		if (ok)
-			printf("cpu %ld: %s -> %s in %.3f ms\n", cpu, get_str(r, "from", NULL),
-			       get_str(r, "state", NULL),
+			printf("cpu %ld: %s -> %s in %.3f ms\n", cpu, tty(get_str(r, "from", NULL)),
+			       tty(get_str(r, "state", NULL)),
 			       (double)json_object_get_int64(list) / 1e6);
 		else
 			printf("cpu %ld: failed at %s (error %d), rolled back to %s in %.3f ms\n",
-			       cpu, get_str(r, "failed-state", NULL), get_int(r, "error", NULL),
-			       get_str(r, "state", NULL),
+			       cpu, tty(get_str(r, "failed-state", NULL)),
+			       get_int(r, "error", NULL), tty(get_str(r, "state", NULL)),
 			       (double)json_object_get_int64(list) / 1e6);
 	}
 	json_object_put(r);
@@ -788,7 +858,7 @@ int main(int argc, char **argv)
 		if (json_out)
 			print_json(r);
 		else
-			printf("%s\n", get_str(r, "status", NULL));
+			printf("%s\n", tty(get_str(r, "status", NULL)));
 		json_object_put(r);
 	} else if (!strcmp(verb, "quit")) {
 		json_object_put(cmd(&c, "quit", NULL));

@@ -41,7 +41,8 @@ struct qmp_session {
 	size_t pending; /* bytes of the unfinished request */
 	bool skip_line; /* after a parse error: drop input up to the next newline */
 	bool negotiated;
-	bool closing;
+	bool closing; /* ends: no more input taken; the dispatcher closes it (reap()) */
+	bool gone; /* closing, and its output is dropped: peer gone or over QMP_MAX_OUTPUT */
 	char *out;
 	size_t out_len, out_cap;
 	int fd; /* -1: no socket (unit tests) */
@@ -64,6 +65,31 @@ struct qmp_event {
 	struct qmp_event *next;
 };
 
+/*
+ * Events a guest can trigger at will, and how many of each go out: `burst` at once, then
+ * `per_sec` a second on average (all keys of the event together). Over that, as QEMU's
+ * monitor throttles its events, the latest event of each key (a CPU slot) waits and goes
+ * out as the budget refills; the ones it replaced are lost. docs/qmp.md lists these.
+ */
+static const struct event_limit {
+	const char *name;
+	unsigned burst, per_sec;
+} event_limits[] = {
+	{ "ACPI_DEVICE_OST", 256, 256 },     { "PLUGVM_CPU_ONLINE", 256, 256 },
+	{ "PLUGVM_CPU_OFFLINE", 256, 256 },  { "CPUHP_STATE", 1024, 1000 },
+	{ "GUEST_LOCKDEP_WARNING", 32, 10 },
+};
+#define NR_EVENT_LIMITS (sizeof(event_limits) / sizeof(event_limits[0]))
+
+/* One throttled event's state (a GCRA: `tat` is when the budget is whole again). */
+struct event_throttle {
+	uint64_t tat_ns; /* theoretical arrival time, CLOCK_MONOTONIC */
+	struct qmp_event **pending; /* per key, the latest event waiting; NULL: none */
+	unsigned nr_pending, cursor;
+	uint64_t coalesced; /* events replaced by a later one of their key */
+	struct log_ratelimit rl;
+};
+
 struct qmp_server {
 	const struct qmp_command *cmds;
 	void *ctx;
@@ -73,7 +99,10 @@ struct qmp_server {
 	struct qmp_session *clients;
 	unsigned nr_clients;
 	pthread_mutex_t ev_lock;
+	/* Guarded by ev_lock: */
 	struct qmp_event *ev_head, **ev_tail;
+	struct event_throttle throttle[NR_EVENT_LIMITS];
+	uint32_t nr_event_keys; /* keys beyond fold into the last one */
 	struct qmp_session *sessions; /* all_next list */
 	uint64_t next_serial;
 	struct qmp_session *current; /* the session whose command runs now */
@@ -111,6 +140,18 @@ static bool out_reserve(struct qmp_session *c, size_t need)
 	return true;
 }
 
+/*
+ * The session ends without another byte: what it has queued is dropped. Only marks it;
+ * the dispatcher closes the socket and frees the session (reap()), never a caller that
+ * may still be inside the session (a command, the tokener, client_read()).
+ */
+static void session_drop(struct qmp_session *c)
+{
+	c->closing = true;
+	c->gone = true;
+	c->out_len = 0;
+}
+
 static void out_append(struct qmp_session *c, const char *text, size_t len)
 {
 	if (c->closing)
@@ -119,11 +160,11 @@ static void out_append(struct qmp_session *c, const char *text, size_t len)
 		/* A client that reads nothing does not get to hold the VMM's memory. */
 		log_warn("qmp: client not reading its replies (%zu bytes queued): dropping it",
 			 c->out_len);
-		c->closing = true;
+		session_drop(c);
 		return;
 	}
 	if (!out_reserve(c, c->out_len + len + 2)) {
-		c->closing = true;
+		session_drop(c);
 		return;
 	}
 	memcpy(&c->out[c->out_len], text, len);
@@ -458,6 +499,7 @@ struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, 
 	s->listen_fd = s->epoll_fd = s->event_fd = -1;
 	pthread_mutex_init(&s->ev_lock, NULL);
 	s->ev_tail = &s->ev_head;
+	s->nr_event_keys = 1;
 
 	g = json_object_new_object();
 	q = json_object_new_object();
@@ -565,6 +607,7 @@ unsigned qmp_server_clients(const struct qmp_server *s)
 	return s->nr_clients;
 }
 
+/* Only reap() and qmp_server_destroy() call this: nothing else may still use c. */
 static void client_close(struct qmp_server *s, struct qmp_session *c)
 {
 	struct qmp_session **pp;
@@ -581,22 +624,27 @@ static void client_close(struct qmp_server *s, struct qmp_session *c)
 	qmp_session_destroy(c);
 }
 
-/* Send what the socket takes now; arm EPOLLOUT for the rest. False: the client is gone. */
-static bool client_flush(struct qmp_server *s, struct qmp_session *c)
+/*
+ * Send what the socket takes now; arm EPOLLOUT for the rest. A client that is gone is
+ * marked so (session_drop()); the dispatcher closes it.
+ */
+static void client_flush(struct qmp_server *s, struct qmp_session *c)
 {
-	while (c->out_len) {
+	while (c->out_len && !c->gone) {
 		ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		if (n <= 0)
-			return false;
+		if (n <= 0) {
+			session_drop(c);
+			return;
+		}
 		qmp_session_consume(c, (size_t)n);
 	}
-	if (!c->out_len && c->closing)
-		return false;
+	if (c->closing)
+		return; /* closed by reap(): no need to watch it any more */
 	if (!!c->out_len != c->want_out) {
 		struct epoll_event ev = { .events = EPOLLIN | (c->out_len ? EPOLLOUT : 0),
 					  .data.ptr = c };
@@ -604,7 +652,23 @@ static bool client_flush(struct qmp_server *s, struct qmp_session *c)
 		c->want_out = c->out_len != 0;
 		epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 	}
-	return true;
+}
+
+/*
+ * Close every session that is closing: after one last attempt to send what it queued
+ * (a final error reply), unless it is gone. Called where no session is in use.
+ */
+static void reap(struct qmp_server *s)
+{
+	struct qmp_session *c, *next;
+
+	for (c = s->clients; c; c = next) {
+		next = c->next;
+		if (!c->closing)
+			continue;
+		client_flush(s, c);
+		client_close(s, c);
+	}
 }
 
 static void client_accept(struct qmp_server *s)
@@ -639,8 +703,7 @@ static void client_accept(struct qmp_server *s)
 		c->next = s->clients;
 		s->clients = c;
 		s->nr_clients++;
-		if (!client_flush(s, c))
-			client_close(s, c);
+		client_flush(s, c);
 	}
 }
 
@@ -657,20 +720,19 @@ static void client_read(struct qmp_server *s, struct qmp_session *c)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (n <= 0) { /* EOF or error: whatever was half sent is dropped */
-			client_close(s, c);
+			session_drop(c);
 			return;
 		}
 		qmp_session_input(c, buf, (size_t)n);
 		total += (size_t)n;
 	}
-	if (!client_flush(s, c))
-		client_close(s, c);
+	client_flush(s, c);
 }
 
 static void deliver_events(struct qmp_server *s)
 {
 	struct qmp_event *e, *next;
-	struct qmp_session *c, *cn;
+	struct qmp_session *c;
 	uint64_t count;
 
 	if (read(s->event_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
@@ -688,11 +750,8 @@ static void deliver_events(struct qmp_server *s)
 		free(e->line);
 		free(e);
 	}
-	for (c = s->clients; c; c = cn) {
-		cn = c->next;
-		if (!client_flush(s, c))
-			client_close(s, c);
-	}
+	for (c = s->clients; c; c = c->next)
+		client_flush(s, c);
 }
 
 void qmp_server_dispatch(struct qmp_server *s)
@@ -715,16 +774,26 @@ void qmp_server_dispatch(struct qmp_server *s)
 			deliver_events(s);
 			continue;
 		}
-		/* A client closed earlier in this batch is no longer on the list. */
+		/* Sessions are freed only by reap(), below; a closing one takes nothing more. */
 		for (c = s->clients; c && c != p; c = c->next)
 			;
-		if (!c)
+		if (!c || c->closing)
 			continue;
 		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			client_read(s, c);
-		else if (!client_flush(s, c))
-			client_close(s, c);
+		else
+			client_flush(s, c);
 	}
+	reap(s);
+}
+
+/* Make the dispatcher run deliver_events(), which flushes every client. Any thread. */
+static void server_wake(struct qmp_server *s)
+{
+	uint64_t one = 1;
+
+	if (s->event_fd >= 0 && write(s->event_fd, &one, sizeof(one)) < 0)
+		log_debug("qmp: eventfd: %s", strerror(errno));
 }
 
 void qmp_server_event(struct qmp_server *s, const char *name, struct json_object *data)
@@ -735,10 +804,116 @@ void qmp_server_event(struct qmp_server *s, const char *name, struct json_object
 void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name,
 			   struct json_object *data)
 {
+	qmp_server_event_key(s, mask, name, 0, data);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const struct event_limit *event_limit(const char *name, unsigned *idx)
+{
+	unsigned i;
+
+	for (i = 0; i < NR_EVENT_LIMITS; i++) {
+		if (!strcmp(event_limits[i].name, name)) {
+			*idx = i;
+			return &event_limits[i];
+		}
+	}
+	return NULL;
+}
+
+/* ev_lock held. */
+static void queue_event(struct qmp_server *s, struct qmp_event *e)
+{
+	e->next = NULL;
+	*s->ev_tail = e;
+	s->ev_tail = &e->next;
+}
+
+/* Take one event's worth of budget now if there is one (GCRA). ev_lock held. */
+static bool throttle_take(struct event_throttle *t, const struct event_limit *l, uint64_t now)
+{
+	uint64_t interval = 1000000000ull / l->per_sec, tat = t->tat_ns > now ? t->tat_ns : now;
+
+	if (tat - now > (uint64_t)(l->burst - 1) * interval)
+		return false;
+	t->tat_ns = tat + interval;
+	return true;
+}
+
+/* Queue the waiting events of `t` the budget allows, keys in turn. ev_lock held. */
+static bool throttle_release(struct qmp_server *s, struct event_throttle *t,
+			     const struct event_limit *l, uint64_t now)
+{
+	bool any = false;
+
+	while (t->nr_pending && throttle_take(t, l, now)) {
+		struct qmp_event *e;
+
+		while (!t->pending[t->cursor])
+			t->cursor = (t->cursor + 1) % s->nr_event_keys;
+		e = t->pending[t->cursor];
+		t->pending[t->cursor] = NULL;
+		t->nr_pending--;
+		queue_event(s, e);
+		any = true;
+	}
+	return any;
+}
+
+/*
+ * A throttled event: queued now, or kept as its key's latest (then *warn says whether to
+ * log it, after the lock is let go). True when something was queued. ev_lock held.
+ */
+static bool throttle_event(struct qmp_server *s, unsigned idx, uint32_t key, struct qmp_event *e,
+			   bool *warn)
+{
+	const struct event_limit *l = &event_limits[idx];
+	struct event_throttle *t = &s->throttle[idx];
+	uint64_t now = mono_ns();
+	bool any = throttle_release(s, t, l, now);
+
+	if (key >= s->nr_event_keys)
+		key = s->nr_event_keys - 1;
+	if (!t->pending || !t->pending[key]) {
+		if (!t->nr_pending && throttle_take(t, l, now)) {
+			queue_event(s, e);
+			return true;
+		}
+		if (!t->pending)
+			t->pending = calloc(s->nr_event_keys, sizeof(*t->pending));
+		if (!t->pending) {
+			free(e->line);
+			free(e);
+			return any;
+		}
+		t->nr_pending++;
+	} else {
+		t->coalesced++;
+		free(t->pending[key]->line);
+		free(t->pending[key]);
+	}
+	t->pending[key] = e;
+	*warn = true;
+	return any;
+}
+
+void qmp_server_event_key(struct qmp_server *s, uint32_t mask, const char *name, uint32_t key,
+			  struct json_object *data)
+{
 	struct json_object *o = json_object_new_object(), *ts = json_object_new_object();
 	struct qmp_event *e = calloc(1, sizeof(*e));
+	const struct event_limit *l;
+	bool wake = true, warn = false;
+	uint64_t coalesced;
 	struct timeval tv;
-	uint64_t one = 1;
+	unsigned idx = 0;
 
 	gettimeofday(&tv, NULL);
 	json_object_object_add(o, "event", json_object_new_string(name));
@@ -759,12 +934,71 @@ void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name
 		free(e);
 		return;
 	}
+	l = event_limit(name, &idx);
 	pthread_mutex_lock(&s->ev_lock);
-	*s->ev_tail = e;
-	s->ev_tail = &e->next;
+	if (l)
+		wake = throttle_event(s, idx, key, e, &warn);
+	else
+		queue_event(s, e);
+	coalesced = l ? s->throttle[idx].coalesced : 0;
 	pthread_mutex_unlock(&s->ev_lock);
-	if (write(s->event_fd, &one, sizeof(one)) < 0)
-		log_debug("qmp: eventfd: %s", strerror(errno));
+	if (wake)
+		server_wake(s);
+	if (warn && log_ratelimit_ok(&s->throttle[idx].rl, 1))
+		log_warn("qmp: the guest triggers %s faster than %u/s: only the latest of each "
+			 "CPU goes out (%llu replaced so far)",
+			 l->name, l->per_sec, (unsigned long long)coalesced);
+}
+
+void qmp_server_set_event_keys(struct qmp_server *s, uint32_t nr_keys)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&s->ev_lock);
+	for (i = 0; i < NR_EVENT_LIMITS; i++)
+		if (s->throttle[i].pending)
+			break;
+	if (i == NR_EVENT_LIMITS && nr_keys)
+		s->nr_event_keys = nr_keys;
+	pthread_mutex_unlock(&s->ev_lock);
+}
+
+int qmp_server_next_timeout_ms(struct qmp_server *s)
+{
+	uint64_t now = mono_ns(), first = UINT64_MAX;
+	unsigned i;
+
+	pthread_mutex_lock(&s->ev_lock);
+	for (i = 0; i < NR_EVENT_LIMITS; i++) {
+		const struct event_limit *l = &event_limits[i];
+		const struct event_throttle *t = &s->throttle[i];
+		uint64_t slack = (uint64_t)(l->burst - 1) * (1000000000ull / l->per_sec), when;
+
+		if (!t->nr_pending)
+			continue;
+		/* throttle_take() succeeds once tat - now <= slack. */
+		when = t->tat_ns > slack ? t->tat_ns - slack : 0;
+		if (when < first)
+			first = when;
+	}
+	pthread_mutex_unlock(&s->ev_lock);
+	if (first == UINT64_MAX)
+		return -1;
+	return first <= now ? 0 : (int)((first - now + 999999) / 1000000);
+}
+
+void qmp_server_tick(struct qmp_server *s)
+{
+	uint64_t now = mono_ns();
+	bool any = false;
+	unsigned i;
+
+	pthread_mutex_lock(&s->ev_lock);
+	for (i = 0; i < NR_EVENT_LIMITS; i++)
+		any |= throttle_release(s, &s->throttle[i], &event_limits[i], now);
+	pthread_mutex_unlock(&s->ev_lock);
+	if (any)
+		server_wake(s);
 }
 
 void qmp_server_flush(struct qmp_server *s, int timeout_ms)
@@ -795,6 +1029,7 @@ void qmp_server_flush(struct qmp_server *s, int timeout_ms)
 void qmp_server_destroy(struct qmp_server *s)
 {
 	struct qmp_event *e;
+	unsigned i;
 
 	if (!s)
 		return;
@@ -804,6 +1039,17 @@ void qmp_server_destroy(struct qmp_server *s)
 		s->ev_head = e->next;
 		free(e->line);
 		free(e);
+	}
+	for (i = 0; i < NR_EVENT_LIMITS; i++) {
+		struct event_throttle *t = &s->throttle[i];
+		uint32_t k;
+
+		for (k = 0; t->pending && k < s->nr_event_keys; k++) {
+			if (t->pending[k])
+				free(t->pending[k]->line);
+			free(t->pending[k]);
+		}
+		free(t->pending);
 	}
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
@@ -857,9 +1103,13 @@ void qmp_deferred_return(struct qmp_deferred *d, struct json_object *ret,
 			out_json(c, reply);
 			json_object_put(reply);
 		}
-		/* A socket client is written now; one that is gone is closed. */
-		if (c->fd >= 0 && !client_flush(d->s, c))
-			client_close(d->s, c);
+		/*
+		 * This may run inside a command of any session, even c's own: the dispatcher
+		 * sends it (deliver_events() flushes every client), never this function, which
+		 * must not close c under its callers.
+		 */
+		if (c->fd >= 0)
+			server_wake(d->s);
 	}
 	json_object_put(ret);
 	json_object_put(d->id);

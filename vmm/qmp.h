@@ -82,10 +82,33 @@ void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name
 			   struct json_object *data);
 
 /*
+ * The same for an event about `key` (a CPU slot; keys from qmp_server_set_event_keys() on
+ * share the last one). Events a guest can trigger at will (qmp.c's event_limits, listed in
+ * docs/qmp.md) are rate-limited per event name; over the limit, only the latest event of
+ * each key is kept and goes out when the budget refills (qmp_server_tick()), as QEMU's
+ * monitor throttles events per type and data key. Other events go out at once. Thread-safe.
+ */
+void qmp_server_event_key(struct qmp_server *s, uint32_t mask, const char *name, uint32_t key,
+			  struct json_object *data);
+
+/* Keys 0 .. nr_keys - 1 are told apart (default 1). Call before the first event. */
+void qmp_server_set_event_keys(struct qmp_server *s, uint32_t nr_keys);
+
+/*
+ * Milliseconds until a throttled event may go out (-1: none waits). The main loop then
+ * calls qmp_server_tick(), which queues them for the next qmp_server_dispatch().
+ */
+int qmp_server_next_timeout_ms(struct qmp_server *s);
+void qmp_server_tick(struct qmp_server *s);
+
+/*
  * Inside a command: answer it later. The command returns NULL without an error; its reply
  * (with the request's id) is written by qmp_deferred_return(), which must be called once
  * per handle, on the main thread; `ret` (ownership taken) or `err` is the answer. A client
  * that left meanwhile gets nothing. NULL outside a command or without memory.
+ * qmp_deferred_return() may run inside any command (an agent request that fails at once):
+ * it only queues the reply and wakes the dispatcher, which sends it and is the only one to
+ * close sessions, so no session is freed under a caller still using it.
  */
 struct qmp_deferred *qmp_defer(struct qmp_server *s);
 void qmp_deferred_return(struct qmp_deferred *d, struct json_object *ret,
@@ -117,7 +140,11 @@ const char *qmp_session_output(const struct qmp_session *c, size_t *len);
 /* Drop the first `len` bytes of the output (they were sent). */
 void qmp_session_consume(struct qmp_session *c, size_t len);
 
-/* The session must end (a request over QMP_MAX_REQUEST, output over QMP_MAX_OUTPUT). */
+/*
+ * The session must end (a request over QMP_MAX_REQUEST, output over QMP_MAX_OUTPUT, the
+ * peer gone): it takes no more input; the dispatcher closes a socket client at the end of
+ * its current qmp_server_dispatch().
+ */
 bool qmp_session_closing(const struct qmp_session *c);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "agent.h"
 #include "chaos.h"
+#include "console.h"
 #include "control.h"
 #include "devices/devices.h"
 #include "exitcode.h"
@@ -103,7 +104,8 @@ static int load_guest(struct vm *vm)
 
 static int create_devices(struct vm *vm)
 {
-	if (uart_init(vm, STDOUT_FILENO) || debug_exit_init(vm) || acpi_pm_init(vm) ||
+	vm->console = console_create(STDOUT_FILENO);
+	if (!vm->console || uart_init(vm) || debug_exit_init(vm) || acpi_pm_init(vm) ||
 	    cpu_hotplug_init(vm) || virtio_devices_init(vm) || agent_init(vm))
 		return PLUGVM_EXIT_SETUP;
 	return 0;
@@ -357,6 +359,8 @@ void vm_destroy(struct vm *vm)
 	cpu_hotplug_exit(vm);
 	acpi_pm_exit(vm);
 	uart_exit(vm);
+	console_destroy(vm->console); /* after the devices: the guest's last words go out */
+	vm->console = NULL;
 	kvm_close(&vm->kvm);
 	mem_destroy(&vm->mem);
 	if (vm->stop_fd >= 0)

@@ -27,6 +27,7 @@ struct virtio_devices;
 struct agent;
 struct control_agent;
 struct chaos;
+struct console;
 
 struct vm {
 	const struct vm_config *cfg;
@@ -40,6 +41,7 @@ struct vm {
 
 	struct vcpu *vcpus; /* cfg->max_cpus slots, index == APIC ID */
 
+	struct console *console; /* the guest console's output (stdout) */
 	struct uart *uart;
 	struct acpi_pm *pm;
 	struct cpu_hotplug *cpuhp; /* ACPI CPU hotplug block */

@@ -3,7 +3,9 @@
 output, exit statuses, and its errors."""
 import json
 import os
+import socket
 import subprocess
+import threading
 
 from qmp import wait_socket
 from vm import BOOT_TIMEOUT, ROOT, plugvm
@@ -157,3 +159,91 @@ def test_plugctl_cpuhp_commands(tmp_path):
             assert rc == rc_want and text in err, (args, rc, out, err)
         rc, _, _ = ctl(path, "quit")
         assert rc == 0 and vm.wait_exit() == 0
+
+
+# Names as a hostile guest could make them, as a server might pass them on: a terminal title
+# escape, a C1 CSI, a bidi override, bytes that are not UTF-8, DEL. (plugvm itself cleans
+# guest strings since issue 17; plugctl must not trust the server either.)
+HOSTILE = [b"esc\x1b]0;pwned\x07", b"c1\xc2\x9b31mred", b"rtl\xe2\x80\xaetxt", b"bad\xff\xfe",
+           b"del\x7f", "caf\u00e9".encode()]
+
+
+def hostile_server(path):
+    """A QMP server on `path` answering plugctl's queries with HOSTILE strings."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(4)
+
+    def reply(req):
+        name = req["execute"]
+        if name == "qmp_capabilities":
+            ret = b"{}"
+        elif name == "query-cpuhp-states":
+            ret = b"[" + b",".join(
+                b'{"id":%d,"name":"%s","section":"%s","can-rest":true,"can-fail":false}'
+                % (i, n, n) for i, n in enumerate(HOSTILE)) + b"]"
+        elif name == "query-cpuhp":
+            ret = b'[{"cpu":0,"present":true,"state":"%s","target":"%s","fail":"%s",' \
+                  b'"failed-state":"%s","last-error":-5}]' % tuple(HOSTILE[:4])
+        elif name == "cpuhp-set-target":
+            ret = b'{"success":true,"from":"%s","state":"%s","ns":1000,"states":' \
+                  b'[{"direction":"%s","state":"%s","ns":10,"result":0}]}' % tuple(HOSTILE[:4])
+        elif name == "query-status":
+            ret = b'{"status":"%s"}' % HOSTILE[0]
+        else:
+            return b'{"error":{"class":"GenericError","desc":"no %s"},"id":%s}' % (
+                HOSTILE[1], json.dumps(req["id"]).encode())
+        return b'{"return":%s,"id":%s}' % (ret, json.dumps(req.get("id")).encode())
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            with c:
+                c.sendall(b'{"QMP":{"version":{"qemu":{"micro":0,"minor":2,"major":0},'
+                          b'"package":"fake"},"capabilities":[]}}\r\n')
+                buf = b""
+                while True:
+                    data = c.recv(65536)
+                    if not data:
+                        break
+                    buf += data
+                    while b"\n" in buf:
+                        line, buf = buf.split(b"\n", 1)
+                        c.sendall(reply(json.loads(line)) + b"\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+def test_plugctl_keeps_hostile_strings_off_the_terminal(tmp_path):
+    # Issue 17 A.6: plugctl printed the guest's state names (through the server) raw: escape
+    # sequences reached the user's terminal.
+    path = str(tmp_path / "fake.qmp")
+    srv = hostile_server(path)
+    try:
+        for args in [["states"], ["cpuhp"], ["target", "0", "x"], ["status"],
+                     ["qmp", '{"execute": "nonsense"}'],
+                     ["--json", "states"], ["--json", "cpuhp"], ["--json", "status"]]:
+            p = subprocess.run([PLUGCTL, "-s", path, "-t", "10", *args], capture_output=True,
+                               timeout=60)
+            for out in (p.stdout, p.stderr):
+                text = out.decode("utf-8")  # strict: valid UTF-8 only
+                assert not [ch for ch in text if (ord(ch) < 0x20 and ch not in "\n\t")
+                            or 0x7f <= ord(ch) <= 0x9f or 0x2028 <= ord(ch) <= 0x202e], \
+                    (args, text)
+            if args[0] == "--json":
+                v = json.loads(p.stdout)  # still JSON, with the code points kept
+                assert p.returncode == 0, p.stderr
+                if args[1] == "states":
+                    assert [s["name"] for s in v] == [
+                        "esc\x1b]0;pwned\x07", "c1\x9b31mred", "rtl\u202etxt",
+                        "bad\ufffd\ufffd", "del\x7f", "caf\u00e9"], v
+            elif args[0] == "states":
+                assert p.returncode == 0, p.stderr
+                assert b"esc\\x1b]0;pwned\\x07" in p.stdout, p.stdout
+                assert b"bad\\xff\\xfe" in p.stdout and "café".encode() in p.stdout
+    finally:
+        srv.close()

@@ -309,3 +309,40 @@ def test_system_powerdown_presses_the_power_button(tmp_path):
             assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
         assert vm.wait_exit() == 0
         assert vm.lines(r"^acpi: power button: powering off$"), vm.transcript()
+
+
+def wait_agent(q, vm, timeout=3 * BOOT_TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while not q.cmd("query-agent")["connected"]:
+        assert time.monotonic() < deadline, vm.transcript()
+        time.sleep(0.05)
+
+
+def test_client_leaving_while_its_agent_requests_fail(tmp_path):
+    # Issue 17 A.1: 2000 query-locks overflow the agent channel's 64 KiB ring, so most fail
+    # at once, inside the command, while the client that sent them has already closed its
+    # socket. The VMM used to free the session under the running command (ASan:
+    # heap-use-after-free in qmp.c's handle(); release builds: SIGSEGV).
+    vm, path = start(tmp_path)
+    with vm:
+        with Qmp(path, timeout=3 * BOOT_TIMEOUT) as q:
+            wait_agent(q, vm)
+        for _ in range(3):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            assert b"QMP" in s.recv(4096)
+            s.sendall(b'{"execute": "qmp_capabilities"}\n' +
+                      b'{"execute": "query-locks"}\n' * 2000)
+            s.close()
+        with Qmp(path, timeout=3 * BOOT_TIMEOUT) as q:
+            assert q.cmd("query-status")["running"], vm.transcript()
+            deadline = time.monotonic() + 3 * BOOT_TIMEOUT
+            while True:  # the guest still drains the requests that made it through
+                r = q.execute("query-locks")
+                if "return" in r:
+                    break
+                assert "try again" in r["error"]["desc"], r
+                assert time.monotonic() < deadline, vm.transcript()
+                time.sleep(0.2)
+            q.cmd("quit")
+        assert vm.wait_exit() == 0, vm.transcript()

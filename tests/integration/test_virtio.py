@@ -5,12 +5,17 @@ QEMU), typed input reaches the guest's line monitor, feature negotiation with se
 did not offer is refused, and a guest that posts malformed descriptors and messages on the
 agent channel gets NEEDS_RESET and its messages dropped while the VMM and the VM carry on.
 """
+import array
+import fcntl
 import re
 import subprocess
+import termios
 import time
 
+import pytest
+
 from qmp import Qmp, wait_socket
-from vm import BOOT_TIMEOUT, plugvm, run_plugvm, selftests
+from vm import BOOT_TIMEOUT, PLUGVM, plugvm, run_plugvm, selftests
 
 TIMEOUT = 3 * BOOT_TIMEOUT
 FLOOD = re.compile(r"^selftest console_flood: bytes=(\d+) ns=(\d+) bytes_per_s=(\d+) "
@@ -91,3 +96,45 @@ def test_guest_junk_on_the_agent_channel_leaves_the_vmm_running(tmp_path):
             assert q.cmd("cpuhp-set-target", {"cpu": 1, "state": "online"})["success"]
             q.cmd("quit")
         assert vm.wait_exit() == 0, vm.transcript()
+
+
+def pipe_bytes(f):
+    """Bytes waiting in the pipe behind file object f, and the pipe's capacity."""
+    n = array.array("i", [0])
+    fcntl.ioctl(f.fileno(), termios.FIONREAD, n)
+    return n[0], fcntl.fcntl(f.fileno(), 1032)  # F_GETPIPE_SZ
+
+
+@pytest.mark.parametrize("console", ["virtio", "uart"])
+def test_console_reader_that_stalls_never_stalls_the_vm(tmp_path, console):
+    # Issue 17 A.6: the 16550 and the virtio console wrote to stdout under their device lock:
+    # a reader that stops reading stalled the printing vCPU for good, and `quit` then hung
+    # joining it. The console now buffers a bounded amount and drops the rest (warned), and
+    # gives up on the reader at exit after a bounded wait.
+    path = str(tmp_path / "qmp.sock")
+    err = open(tmp_path / "stderr", "w+")
+    append = "selftest=console_flood console_flood.bytes=3000000 selftest.stay"
+    if console == "uart":
+        append += " virtio_console=off"
+    proc = subprocess.Popen([PLUGVM, "--smp", "2", "--qmp", path, "--append", append],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err)
+    try:
+        wait_socket(path)
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # the guest floods until the pipe nobody reads is full (to a page)
+            queued, size = pipe_bytes(proc.stdout)
+            if queued > size - 4096:
+                break
+            assert proc.poll() is None and time.monotonic() < deadline, open(err.name).read()
+            time.sleep(0.2)
+        with Qmp(path, timeout=TIMEOUT) as q:
+            assert q.cmd("query-status")["running"]
+            q.cmd("quit")
+        # Before: the vCPU stuck in write(2) was never joined and plugvm never exited.
+        assert proc.wait(TIMEOUT) == 0, open(err.name).read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        err.close()

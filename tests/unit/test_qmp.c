@@ -7,8 +7,14 @@
  */
 #include "tests/unit/unit.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 
 #include "vmm/qmp.h"
 
@@ -370,6 +376,230 @@ static void test_output_limit(void **state)
 	}
 }
 
+/* A socket client of f->s (listening on a fresh path), accepted and greeted. */
+static int socket_client(struct fixture *f, char *path, size_t len)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct pollfd p;
+	char greeting[512];
+	int fd;
+
+	snprintf(path, len, "/tmp/plugvm-test-qmp-%d.qmp", (int)getpid());
+	assert_int_equal(qmp_server_listen(f->s, path), 0);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	while (!poll(&p, 1, 0))
+		qmp_server_dispatch(f->s);
+	assert_true(read(fd, greeting, sizeof(greeting)) > 0);
+	assert_int_equal(qmp_server_clients(f->s), 1);
+	return fd;
+}
+
+/*
+ * Issue 17 A.5: a socket client that never reads goes over QMP_MAX_OUTPUT and keeps
+ * sending. It must be disconnected for real (its socket closed, the server's count back
+ * to 0), not left half-closed with its input unread and the main loop spinning on it.
+ */
+static void test_client_over_output_limit_is_dropped(void **state)
+{
+	struct fixture *f = *state;
+	char path[108], req[1200];
+	unsigned i, sent = 0, rounds;
+	int fd = socket_client(f, path, sizeof(path)), n;
+	size_t off = 0;
+
+	assert_int_equal(send(fd, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
+	n = snprintf(req, sizeof(req), "{\"execute\": \"echo\", \"arguments\": {\"s\": \"");
+	memset(req + n, 'x', 1000);
+	strcpy(req + n + 1000, "\"}}\n");
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (rounds = 0; rounds < 100000 && qmp_server_clients(f->s); rounds++) {
+		/* Keep sending (never reading) while the server takes it. */
+		for (i = 0; i < 64; i++) {
+			ssize_t w = send(fd, req + off, strlen(req) - off, MSG_NOSIGNAL);
+
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+			if (off == strlen(req)) {
+				off = 0;
+				sent++;
+			}
+		}
+		qmp_server_dispatch(f->s);
+	}
+	assert_int_equal(qmp_server_clients(f->s), 0);
+	assert_true(sent >= QMP_MAX_OUTPUT / 1100);
+	/* The client sees the end of the stream once it reads what was sent before. */
+	{
+		static char buf[1 << 16];
+		ssize_t r;
+
+		fcntl(fd, F_SETFL, 0);
+		while ((r = read(fd, buf, sizeof(buf))) > 0)
+			;
+		assert_true(r == 0 || (r < 0 && errno == ECONNRESET));
+	}
+	close(fd);
+	unlink(path);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Every event line the client can read now (after dispatching), parsed into `ev`. */
+static unsigned read_events(struct fixture *f, int fd, struct json_object **ev, unsigned max)
+{
+	static char buf[1 << 20];
+	size_t len = 0;
+	unsigned n = 0, i;
+	char *p, *nl;
+
+	for (i = 0; i < 20; i++) {
+		ssize_t r;
+
+		qmp_server_dispatch(f->s);
+		r = recv(fd, buf + len, sizeof(buf) - len - 1, MSG_DONTWAIT);
+		if (r > 0)
+			len += (size_t)r;
+	}
+	buf[len] = 0;
+	for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+		struct json_object *o;
+
+		*nl = 0;
+		o = json_tokener_parse(p);
+		assert_non_null(o);
+		if (n < max)
+			ev[n] = o;
+		else
+			json_object_put(o);
+		n++;
+	}
+	assert_true(p == buf + len); /* whole lines only */
+	return n;
+}
+
+static int64_t event_n(struct json_object *e)
+{
+	struct json_object *d, *n;
+
+	assert_true(json_object_object_get_ex(e, "data", &d));
+	assert_true(json_object_object_get_ex(d, "n", &n));
+	return json_object_get_int64(n);
+}
+
+static struct json_object *data_n(int64_t n)
+{
+	struct json_object *d = json_object_new_object();
+
+	json_object_object_add(d, "n", json_object_new_int64(n));
+	return d;
+}
+
+/*
+ * Issue 17 A.5: one `rep outsl` to the hotplug block's _OST port was 1024 ACPI_DEVICE_OST
+ * events to every client (66k/s, 10 MB/s); the same for the other guest-triggered events.
+ * They are rate-limited: a burst goes out, the latest of the rest waits for the budget to
+ * refill; other events are not limited.
+ */
+static void test_guest_events_are_throttled(void **state)
+{
+	struct fixture *f = *state;
+	static struct json_object *ev[2048];
+	char path[108];
+	int fd = socket_client(f, path, sizeof(path));
+	unsigned i, n;
+	double t0;
+
+	assert_int_equal(send(fd, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
+	n = read_events(f, fd, ev, 2048);
+	assert_int_equal(n, 1);
+	json_object_put(ev[0]);
+	t0 = now_s();
+	for (i = 0; i < 1024; i++)
+		qmp_server_event(f->s, "ACPI_DEVICE_OST", data_n(i));
+	for (i = 0; i < 1024; i++)
+		qmp_server_event(f->s, "SHUTDOWN", data_n(i)); /* not guest-triggered */
+	n = read_events(f, fd, ev, 2048);
+	/* The burst, what the rate allowed while this ran, and every SHUTDOWN. */
+	assert_true(n <= 256 + 256 * (now_s() - t0) + 1 + 1024);
+	assert_true(n < 1024 + 1024);
+	assert_true(n >= 1024 + 1);
+	/* The burst is the first events, in order; later ones are each the latest then. */
+	for (i = 0; i < n; i++) {
+		if (!strcmp(path_str(ev[i], "event", NULL), "ACPI_DEVICE_OST")) {
+			if (i < 256)
+				assert_int_equal(event_n(ev[i]), i);
+			else
+				assert_true(event_n(ev[i]) > event_n(ev[i - 1]));
+		}
+	}
+	for (i = 0; i < n; i++)
+		json_object_put(ev[i]);
+	unlink(path);
+	close(fd);
+}
+
+/* The events over the limit: the latest of each key goes out when its turn comes. */
+static void test_throttled_events_keep_the_latest_per_key(void **state)
+{
+	struct fixture *f = *state;
+	static struct json_object *ev[2048];
+	int64_t last[4] = { -1, -1, -1, -1 };
+	unsigned i, n, got = 0, late = 0;
+	char path[108];
+	double t0;
+	int fd;
+
+	qmp_server_set_event_keys(f->s, 4);
+	fd = socket_client(f, path, sizeof(path));
+	assert_int_equal(send(fd, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
+	json_object_put((read_events(f, fd, ev, 1), ev[0]));
+	assert_int_equal(qmp_server_next_timeout_ms(f->s), -1);
+	t0 = now_s();
+	for (i = 0; i < 1000; i++)
+		qmp_server_event_key(f->s, 0, "GUEST_LOCKDEP_WARNING", i % 8, data_n(i));
+	n = read_events(f, fd, ev, 2048);
+	if (now_s() - t0 < 0.09) /* less than one 10/s interval: exactly the burst */
+		assert_int_equal(n, 32);
+	for (i = 0; i < n; i++)
+		assert_int_equal(event_n(ev[i]), i); /* the first ones, in order */
+	for (i = 0; i < n; i++)
+		json_object_put(ev[i]);
+	/* Keys 4..7 share the last key: four keys wait, each with its latest event. */
+	while (got < 4 && late++ < 100) {
+		int ms = qmp_server_next_timeout_ms(f->s);
+
+		assert_true(ms >= 0 && ms <= 1000);
+		poll(NULL, 0, ms);
+		qmp_server_tick(f->s);
+		n = read_events(f, fd, ev, 2048);
+		for (i = 0; i < n; i++, got++) {
+			int64_t v = event_n(ev[i]);
+
+			last[v % 8 < 4 ? v % 8 : 3] = v;
+			json_object_put(ev[i]);
+		}
+	}
+	assert_int_equal(got, 4);
+	assert_int_equal(last[0], 992);
+	assert_int_equal(last[1], 993);
+	assert_int_equal(last[2], 994);
+	assert_int_equal(last[3], 999);
+	assert_int_equal(qmp_server_next_timeout_ms(f->s), -1);
+	unlink(path);
+	close(fd);
+}
+
 static void test_event_without_listener(void **state)
 {
 	struct fixture *f = *state;
@@ -391,6 +621,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_then_recovers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_request_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_over_output_limit_is_dropped, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_guest_events_are_throttled, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_throttled_events_keep_the_latest_per_key,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_without_listener, setup, teardown),
 	};
 

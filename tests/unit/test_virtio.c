@@ -487,6 +487,34 @@ static void test_message_checks(void **state)
 	assert_contains(agent_msg_check(&m), "status");
 }
 
+/* One guest string field through agent_str_clean(): the result and the bytes replaced. */
+static void clean(const char *in, size_t size, const char *want, size_t bad)
+{
+	char buf[64];
+
+	memset(buf, 'Z', sizeof(buf));
+	memcpy(buf, in, size);
+	assert_int_equal(agent_str_clean(buf, size), bad);
+	assert_string_equal(buf, want);
+}
+
+/* Guest strings for QMP clients: valid UTF-8 without control characters (issue 17 A.6). */
+static void test_guest_string_cleaning(void **state)
+{
+	(void)state;
+	clean("cpuhp:online", 13, "cpuhp:online", 0);
+	clean("no-nul-here", 6, "no-nu", 0); /* cut at the field's end */
+	clean("a\x1b[31mb\r\n\t\x7f", 12, "a?[31mb????", 5);
+	clean("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", 15,
+	      "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", 0);
+	clean("\xc2\x9b\xc2\x85\xc2\xa0", 7, "????\xc2\xa0", 4); /* C1 CSI, NEL; NBSP stays */
+	clean("\xc0\xaf\xe0\x80\xaf", 6, "?????", 5); /* overlong '/' */
+	clean("\xed\xa0\x80|\xf4\x90\x80\x80", 9, "???|????", 7); /* surrogate, > U+10FFFF */
+	clean("ok\xe2\x82", 5, "ok??", 2); /* cut inside a sequence */
+	clean("\xe2\x80\xae\xe2\x81\xa6\xe2\x80\xa8x", 11, "?????????x", 9); /* bidi, LS */
+	clean("\xff\xfe\x80\xbf", 5, "????", 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +526,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_register_abuse, setup, teardown),
 		cmocka_unit_test(test_framing),
 		cmocka_unit_test(test_message_checks),
+		cmocka_unit_test(test_guest_string_cleaning),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -40,14 +40,21 @@ static void on_raise_gpe(void *opaque)
 	acpi_pm_raise_gpe(h->vm, CPUHP_GPE_BIT);
 }
 
+/* Wake the main loop: an eject, or a refused removal for control_check_timeouts(). */
+static void wake_main_loop(struct cpu_hotplug *h)
+{
+	uint64_t one = 1;
+
+	if (write(h->eject_fd, &one, sizeof(one)) < 0)
+		log_error("cpu-hotplug: eventfd: %s", strerror(errno));
+}
+
 static void on_eject(void *opaque, unsigned slot)
 {
 	struct cpu_hotplug *h = opaque;
-	uint64_t one = 1;
 
 	h->eject_pending[slot] = 1;
-	if (write(h->eject_fd, &one, sizeof(one)) < 0)
-		log_error("cpu-hotplug: eventfd: %s", strerror(errno));
+	wake_main_loop(h);
 }
 
 static void on_ost(void *opaque, unsigned slot, uint32_t event, uint32_t status)
@@ -58,8 +65,9 @@ static void on_ost(void *opaque, unsigned slot, uint32_t event, uint32_t status)
 
 	if (!h->vm->qmp)
 		return;
-	if (event == 3 && status != 0) /* _OST of an eject request: the guest said no */
-		control_unplug_failed(h->vm, slot);
+	/* _OST of an eject request: the guest said no. The main loop reports it. */
+	if (event == 3 && status != 0 && control_unplug_failed(h->vm, slot))
+		wake_main_loop(h);
 	snprintf(s, sizeof(s), "%u", slot);
 	info = json_object_new_object();
 	json_object_object_add(info, "source", json_object_new_int64(event));
@@ -68,7 +76,8 @@ static void on_ost(void *opaque, unsigned slot, uint32_t event, uint32_t status)
 	json_object_object_add(info, "slot-type", json_object_new_string("CPU"));
 	data = json_object_new_object();
 	json_object_object_add(data, "info", info);
-	qmp_server_event(h->vm->qmp, "ACPI_DEVICE_OST", data);
+	/* Rate-limited per slot: one `rep outsl` is as many _OST writes as it has words. */
+	qmp_server_event_key(h->vm->qmp, 0, "ACPI_DEVICE_OST", slot, data);
 }
 
 static void cphp_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,

@@ -12,8 +12,8 @@
 
 struct vm;
 
-/* 16550A UART at COM1 (0x3f8, IRQ 4): output to `out_fd`; input via uart_rx(). */
-int uart_init(struct vm *vm, int out_fd);
+/* 16550A UART at COM1 (0x3f8, IRQ 4): output to vm->console; input via uart_rx(). */
+int uart_init(struct vm *vm);
 void uart_exit(struct vm *vm);
 /* Queue bytes typed on the console for the guest. Returns bytes taken (drops on overrun). */
 size_t uart_rx(struct vm *vm, const uint8_t *buf, size_t len);
@@ -47,7 +47,10 @@ int cpu_hotplug_plug(struct vm *vm, unsigned slot);
 int cpu_hotplug_unplug_request(struct vm *vm, unsigned slot);
 /* Whether the block shows `slot` present. */
 bool cpu_hotplug_present(struct vm *vm, unsigned slot);
-/* Readable when the guest ejected a CPU: the main loop calls cpu_hotplug_process_ejects(). */
+/*
+ * Readable when the guest ejected a CPU or refused a removal: the main loop calls
+ * cpu_hotplug_process_ejects() (and control_check_timeouts(), which reports the refusal).
+ */
 int cpu_hotplug_eject_fd(const struct vm *vm);
 /* Park every vCPU the guest ejected (thread ended, fd kept) and emit DEVICE_DELETED. */
 void cpu_hotplug_process_ejects(struct vm *vm);

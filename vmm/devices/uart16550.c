@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * A 16550A UART at COM1. Transmit is instantaneous: THR writes go straight to the output
- * fd, so LSR always reports THRE|TEMT, and a string write (`rep outsb` of a FIFO's worth)
- * becomes one write(2). Receive has a 16550-sized FIFO behind a host ring; bytes beyond
+ * A 16550A UART at COM1. Transmit is instantaneous: THR writes go straight to the console's
+ * buffer (console.h: never waits for the reader), so LSR always reports THRE|TEMT, and a
+ * string write (`rep outsb` of a FIFO's worth) is one append. Receive has a 16550-sized FIFO behind a host ring; bytes beyond
  * the ring overrun (LSR.OE) as on real hardware. IRQ 4 follows IER/IIR semantics.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "../console.h"
 #include "../log.h"
 #include "../vm.h"
 #include "devices.h"
@@ -46,7 +46,6 @@
 
 struct uart {
 	struct vm *vm;
-	int out_fd;
 	pthread_mutex_t lock;
 	/* Guarded by lock: */
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm, lsr_err;
@@ -54,7 +53,6 @@ struct uart {
 	int irq_level;
 	uint8_t rx[RX_RING];
 	unsigned rx_head, rx_count;
-	int out_broken;
 };
 
 /* Caller holds u->lock. */
@@ -80,22 +78,10 @@ static void update_irq(struct uart *u)
 	}
 }
 
-/* Caller holds u->lock. */
+/* Caller holds u->lock. Never waits for the console's reader. */
 static void output(struct uart *u, const uint8_t *p, size_t n)
 {
-	while (n && !u->out_broken) {
-		ssize_t w = write(u->out_fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			/* A closed or failing console must not stop the guest. */
-			u->out_broken = 1;
-			break;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
+	console_write(u->vm->console, p, n);
 }
 
 static uint8_t read_reg(struct uart *u, unsigned reg)
@@ -225,7 +211,7 @@ size_t uart_rx(struct vm *vm, const uint8_t *buf, size_t len)
 	return i;
 }
 
-int uart_init(struct vm *vm, int out_fd)
+int uart_init(struct vm *vm)
 {
 	struct uart *u = calloc(1, sizeof(*u));
 	int ret;
@@ -233,7 +219,6 @@ int uart_init(struct vm *vm, int out_fd)
 	if (!u)
 		return -ENOMEM;
 	u->vm = vm;
-	u->out_fd = out_fd;
 	u->lcr = 0x03; /* 8N1 */
 	pthread_mutex_init(&u->lock, NULL);
 	ret = bus_register(&vm->pio, PLUGVM_PORT_COM1, PLUGVM_PORT_COM1_LEN, uart_io, u, "com1");

@@ -5,16 +5,24 @@
  * bytes go to the backend's sink (stdout, or the agent's parser), receiveq gets bytes
  * from a bounded host-side ring (typed input, or agent requests) whenever the driver has
  * posted buffers. The transmitq is drained on the QueueNotify write itself, so a guest
- * printk costs one exit however long the line is.
+ * printk costs one exit however long the line is; one notify takes at most one ring's
+ * worth of chains, so a guest refilling its ring from another vCPU cannot keep the
+ * device (and its lock) busy for ever.
+ *
+ * Locks: dev.lock (virtio_mmio.h) is taken by vCPU threads for every register access; the
+ * main loop never waits for it. Host bytes go into the ring under rx_lock (held only to
+ * copy), then whichever thread gets dev.lock next delivers them (rx_settle()).
+ * Order: dev.lock, then rx_lock.
  */
 #include <errno.h>
 #include <linux/virtio_console.h>
 #include <linux/virtio_ids.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../agent.h"
+#include "../console.h"
 #include "../log.h"
 #include "../vm.h"
 #include "devices.h"
@@ -29,12 +37,15 @@ struct vcon {
 	struct virtio_mmio dev;
 	unsigned slot;
 	bool is_agent;
-	int out_fd; /* console output; -1 for the agent */
-	bool out_broken;
-	/* Guarded by dev.lock: */
+	pthread_mutex_t rx_lock;
+	/* Guarded by rx_lock: */
 	uint8_t *rx; /* host-to-guest bytes not yet delivered */
 	size_t rx_head, rx_len;
 	uint64_t rx_dropped;
+	/* Host bytes wait for a thread holding dev.lock to deliver them (rx_settle()). */
+	atomic_bool rx_kick;
+	atomic_bool rx_live; /* the receiveq was live when last looked at */
+	/* Guarded by dev.lock: */
 	struct virtq_chain chain;
 };
 
@@ -58,6 +69,8 @@ static void deliver_rx(struct vcon *c)
 	bool any = false;
 	int r;
 
+	atomic_store(&c->rx_live, virtio_mmio_queue_live(&c->dev, PLUGVM_VIRTIO_RXQ));
+	pthread_mutex_lock(&c->rx_lock);
 	while (c->rx_len && (r = virtq_pop(&c->dev, PLUGVM_VIRTIO_RXQ, true, &c->chain)) > 0) {
 		uint32_t done = 0;
 		unsigned i;
@@ -83,40 +96,45 @@ static void deliver_rx(struct vcon *c)
 		virtq_push(&c->dev, PLUGVM_VIRTIO_RXQ, c->chain.head, done);
 		any = true;
 	}
+	pthread_mutex_unlock(&c->rx_lock);
 	if (any)
 		virtq_notify_used(&c->dev, PLUGVM_VIRTIO_RXQ);
 }
 
-static void out_write(struct vcon *c, const uint8_t *p, size_t n)
+/*
+ * Deliver the host bytes that wait (rx_kick) if dev.lock is free; if it is not, its holder
+ * does it after unlocking, since every holder calls this then. The flag is set before a
+ * trylock and read after an unlock, both full barriers: one side always sees the other.
+ * Any thread, dev.lock not held.
+ */
+static void rx_settle(struct vcon *c)
 {
-	while (n && !c->out_broken) {
-		ssize_t w = write(c->out_fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			/* A closed terminal must not stop the guest; keep consuming. */
-			c->out_broken = true;
-			break;
-		}
-		p += w;
-		n -= (size_t)w;
+	while (atomic_load(&c->rx_kick) && !pthread_mutex_trylock(&c->dev.lock)) {
+		atomic_store(&c->rx_kick, false);
+		deliver_rx(c);
+		pthread_mutex_unlock(&c->dev.lock);
 	}
 }
 
+/*
+ * Take the transmitq's chains, at most one ring's worth: the driver notifies after every
+ * chain it adds (we never suppress notifications), so what is left has a notify coming.
+ */
 static void drain_tx(struct vcon *c)
 {
+	unsigned budget = c->dev.vq[PLUGVM_VIRTIO_TXQ].num;
 	bool any = false;
 	int r;
 
-	while ((r = virtq_pop(&c->dev, PLUGVM_VIRTIO_TXQ, false, &c->chain)) > 0) {
+	while (budget-- && (r = virtq_pop(&c->dev, PLUGVM_VIRTIO_TXQ, false, &c->chain)) > 0) {
 		unsigned i;
 
 		for (i = 0; i < c->chain.nr; i++) {
 			if (c->is_agent)
 				agent_rx_bytes(c->vm, c->chain.seg[i].hva, c->chain.seg[i].len);
 			else
-				out_write(c, c->chain.seg[i].hva, c->chain.seg[i].len);
+				console_write(c->vm->console, c->chain.seg[i].hva,
+					      c->chain.seg[i].len);
 		}
 		virtq_push(&c->dev, PLUGVM_VIRTIO_TXQ, c->chain.head, 0);
 		any = true;
@@ -140,8 +158,11 @@ static void vcon_reset(struct virtio_mmio *d)
 	struct vcon *c = d->backend;
 
 	/* Agent requests belong to the session that ended; typed input survives a reset. */
+	atomic_store(&c->rx_live, false);
 	if (c->is_agent) {
+		pthread_mutex_lock(&c->rx_lock);
 		c->rx_head = c->rx_len = 0;
+		pthread_mutex_unlock(&c->rx_lock);
 		agent_channel_reset(c->vm);
 	}
 }
@@ -159,9 +180,12 @@ static const struct virtio_mmio_ops vcon_ops = {
 static void vcon_mmio(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,
 		      unsigned count, bool is_write)
 {
+	struct vcon *c = opaque;
+
 	(void)vcpu_id;
 	(void)count; /* MMIO exits are single accesses */
-	virtio_mmio_access(opaque, offset, data, size, is_write);
+	virtio_mmio_access(&c->dev, offset, data, size, is_write);
+	rx_settle(c); /* host bytes that came while this vCPU held the device */
 }
 
 int virtio_devices_init(struct vm *vm)
@@ -184,17 +208,17 @@ int virtio_devices_init(struct vm *vm)
 		c->vm = vm;
 		c->slot = i;
 		c->is_agent = i == PLUGVM_VIRTIO_SLOT_AGENT;
-		c->out_fd = c->is_agent ? -1 : STDOUT_FILENO;
 		c->rx = malloc(RX_RING);
 		if (!c->rx) {
 			log_error("out of memory");
 			return -ENOMEM;
 		}
+		pthread_mutex_init(&c->rx_lock, NULL);
 		virtio_mmio_init(&c->dev, names[i], &vcon_ops, c, &vm->mem, set_irq, c);
 		vd->nr++;
 		if (bus_register(&vm->mmio,
 				 PLUGVM_VIRTIO_MMIO_BASE + (uint64_t)i * PLUGVM_VIRTIO_MMIO_STRIDE,
-				 PLUGVM_VIRTIO_MMIO_SIZE, vcon_mmio, &c->dev, names[i]))
+				 PLUGVM_VIRTIO_MMIO_SIZE, vcon_mmio, c, names[i]))
 			return -EEXIST;
 	}
 	return 0;
@@ -209,6 +233,7 @@ void virtio_devices_exit(struct vm *vm)
 		return;
 	for (i = 0; i < vd->nr; i++) {
 		virtio_mmio_destroy(&vd->con[i].dev);
+		pthread_mutex_destroy(&vd->con[i].rx_lock);
 		free(vd->con[i].rx);
 	}
 	free(vd);
@@ -235,7 +260,10 @@ int virtio_devices_cmdline(const struct vm *vm, char *buf, size_t len)
 	return 0;
 }
 
-/* Queue bytes for slot `slot`'s receiveq; all or nothing when `whole`. */
+/*
+ * Queue bytes for slot `slot`'s receiveq; all or nothing when `whole`. Never waits for
+ * dev.lock, which a vCPU holds while it works through the guest's rings.
+ */
 static size_t push(struct vm *vm, unsigned slot, const uint8_t *buf, size_t len, bool whole)
 {
 	struct virtio_devices *vd = vm->virtio;
@@ -245,7 +273,7 @@ static size_t push(struct vm *vm, unsigned slot, const uint8_t *buf, size_t len,
 	if (!vd || slot >= vd->nr)
 		return 0;
 	c = &vd->con[slot];
-	pthread_mutex_lock(&c->dev.lock);
+	pthread_mutex_lock(&c->rx_lock);
 	n = RX_RING - c->rx_len;
 	if (n > len)
 		n = len;
@@ -255,22 +283,29 @@ static size_t push(struct vm *vm, unsigned slot, const uint8_t *buf, size_t len,
 		c->rx[(c->rx_head + c->rx_len + i) % RX_RING] = buf[i];
 	c->rx_len += n;
 	c->rx_dropped += len - n;
-	deliver_rx(c);
-	pthread_mutex_unlock(&c->dev.lock);
+	pthread_mutex_unlock(&c->rx_lock);
+	if (n) {
+		atomic_store(&c->rx_kick, true);
+		rx_settle(c);
+	}
 	return n;
 }
 
 bool virtio_console_live(struct vm *vm)
 {
 	struct virtio_devices *vd = vm->virtio;
-	bool live;
+	struct vcon *c;
 
 	if (!vd)
 		return false;
-	pthread_mutex_lock(&vd->con[0].dev.lock);
-	live = virtio_mmio_queue_live(&vd->con[0].dev, PLUGVM_VIRTIO_RXQ);
-	pthread_mutex_unlock(&vd->con[0].dev.lock);
-	return live;
+	c = &vd->con[0];
+	/* Busy device: what it was when last looked at (it changes only at driver setup). */
+	if (pthread_mutex_trylock(&c->dev.lock))
+		return atomic_load(&c->rx_live);
+	atomic_store(&c->rx_live, virtio_mmio_queue_live(&c->dev, PLUGVM_VIRTIO_RXQ));
+	pthread_mutex_unlock(&c->dev.lock);
+	rx_settle(c);
+	return atomic_load(&c->rx_live);
 }
 
 size_t virtio_console_rx(struct vm *vm, const uint8_t *buf, size_t len)

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for the host end of the agent channel and the QMP commands it answers
+ * (vmm/agent.c, vmm/control_agent.c, vmm/qmp.c), with the guest played from the host side:
+ * its messages go through agent_rx_bytes() as the virtio transmitq would hand them over,
+ * and what the VMM sends it lands in a stub of virtio_agent_send(). Each test replays a
+ * hostile guest or client from issue 17: clients that leave while their requests fail, a
+ * guest repeating HELLO, CPU counts and event streams taken from the guest's word, and
+ * guest strings that must reach clients as valid, control-free UTF-8.
+ */
+#include "tests/unit/unit.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "vmm/agent.h"
+#include "vmm/control_agent.h"
+#include "vmm/devices/devices.h"
+#include "vmm/qmp.h"
+#include "vmm/vm.h"
+
+#define MAX_CPUS 4
+#define SENT_MAX 8192
+
+/* ---- the guest's side ------------------------------------------------------------------ */
+
+static struct {
+	unsigned accept; /* messages the host ring still takes; then -EAGAIN (ring full) */
+	unsigned nr; /* messages sent since the last reset */
+	struct plugvm_agent_hdr hdr[SENT_MAX]; /* their headers (the first SENT_MAX) */
+	struct plugvm_agent_msg last;
+} sent;
+
+int virtio_agent_send(struct vm *vm, const void *msg, size_t len)
+{
+	(void)vm;
+	assert_int_equal(len, PLUGVM_AGENT_MSG_SIZE);
+	if (!sent.accept)
+		return -EAGAIN;
+	sent.accept--;
+	memcpy(&sent.last, msg, sizeof(sent.last));
+	if (sent.nr < SENT_MAX)
+		sent.hdr[sent.nr] = sent.last.hdr;
+	sent.nr++;
+	return 0;
+}
+
+static struct vm_config cfg = { .nr_cpus = 2, .max_cpus = MAX_CPUS };
+static struct vm vm;
+static int fake_virtio;
+
+/* One message from the guest, handled by the main loop's agent_process(). */
+static void guest_msg(uint16_t type, uint32_t flags, uint32_t id, int32_t status,
+		      const void *payload, uint32_t len)
+{
+	struct plugvm_agent_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.magic = PLUGVM_AGENT_MAGIC;
+	m.hdr.version = PLUGVM_AGENT_VERSION;
+	m.hdr.type = type;
+	m.hdr.id = id;
+	m.hdr.status = status;
+	m.hdr.len = len;
+	m.hdr.flags = flags;
+	if (len)
+		memcpy(m.payload, payload, len);
+	agent_rx_bytes(&vm, (const uint8_t *)&m, sizeof(m));
+	agent_process(&vm);
+}
+
+static void guest_hello(uint32_t nr_cpus)
+{
+	struct plugvm_agent_hello h = { .version = 1, .nr_cpus = nr_cpus, .nr_states = 3 };
+
+	guest_msg(PLUGVM_AGENT_HELLO, PLUGVM_AGENT_F_EVENT, 0, 0, &h, sizeof(h));
+}
+
+/* The reply to the last request sent, with `len` bytes of payload. */
+static void guest_reply(int32_t status, const void *payload, uint32_t len)
+{
+	guest_msg(sent.last.hdr.type, PLUGVM_AGENT_F_REPLY, sent.last.hdr.id, status, payload, len);
+}
+
+/* Answer LIST_STATES with a three-state table named `names`. */
+static void guest_states(const char *const names[3])
+{
+	struct plugvm_agent_states st;
+	unsigned i;
+
+	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_LIST_STATES);
+	memset(&st, 0, sizeof(st));
+	st.total = 3;
+	st.count = 3;
+	for (i = 0; i < 3; i++) {
+		st.st[i].id = (int32_t)i;
+		st.st[i].section = (uint8_t)i;
+		st.st[i].flags = PLUGVM_AGENT_STATE_CAN_REST | PLUGVM_AGENT_STATE_CAN_FAIL;
+		snprintf(st.st[i].name, sizeof(st.st[i].name), "%s", names[i]);
+	}
+	guest_reply(0, &st, sizeof(st));
+}
+
+static const char *const plain_names[3] = { "offline", "work:prepare", "online" };
+
+/* A guest agent that said hello and listed its states: the host is connected. */
+static void guest_connect(uint32_t nr_cpus)
+{
+	guest_hello(nr_cpus);
+	guest_states(plain_names);
+	assert_true(agent_connected(&vm, NULL));
+}
+
+/* ---- the host's side ------------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+	(void)state;
+	memset(&vm, 0, sizeof(vm));
+	memset(&sent, 0, sizeof(sent));
+	sent.accept = ~0u;
+	vm.cfg = &cfg;
+	vm.virtio = (struct virtio_devices *)&fake_virtio;
+	assert_int_equal(agent_init(&vm), 0);
+	vm.qmp = qmp_server_create(control_agent_commands, &vm, "plugvm test", 0, 2, 0);
+	assert_non_null(vm.qmp);
+	agent_set_event_fn(&vm, control_agent_event);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	agent_shutdown(&vm);
+	qmp_server_destroy(vm.qmp);
+	agent_exit(&vm);
+	control_agent_free(&vm);
+	return 0;
+}
+
+/* The next output line of a socketless session, parsed (the caller puts it). */
+static struct json_object *next_line(struct qmp_session *c)
+{
+	size_t len;
+	const char *out = qmp_session_output(c, &len);
+	const char *nl = len ? memchr(out, '\n', len) : NULL;
+	struct json_object *o;
+	char *line;
+
+	if (!nl)
+		return NULL;
+	line = strndup(out, (size_t)(nl - out));
+	o = json_tokener_parse(line);
+	assert_non_null(o);
+	free(line);
+	qmp_session_consume(c, (size_t)(nl - out) + 1);
+	return o;
+}
+
+static void send_str(struct qmp_session *c, const char *s)
+{
+	qmp_session_input(c, s, strlen(s));
+}
+
+/* A negotiated socketless session. */
+static struct qmp_session *session(void)
+{
+	struct qmp_session *c = qmp_session_create(vm.qmp);
+	struct json_object *o;
+
+	assert_non_null(c);
+	json_object_put(next_line(c)); /* greeting */
+	send_str(c, "{\"execute\": \"qmp_capabilities\"}\n");
+	o = next_line(c);
+	assert_non_null(o);
+	json_object_put(o);
+	return c;
+}
+
+/* A socket client of the server listening on a fresh path; returns its fd. */
+static int socket_client(char *path, size_t len)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd;
+
+	snprintf(path, len, "/tmp/plugvm-test-agent-%d.qmp", (int)getpid());
+	assert_int_equal(qmp_server_listen(vm.qmp, path), 0);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	/* Accepted and greeted, as a client that waits for the greeting. */
+	{
+		char greeting[512];
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		while (!poll(&p, 1, 0))
+			qmp_server_dispatch(vm.qmp);
+		assert_true(read(fd, greeting, sizeof(greeting)) > 0);
+	}
+	assert_int_equal(qmp_server_clients(vm.qmp), 1);
+	return fd;
+}
+
+/* Run the server until it has no client left or `rounds` dispatches went by. */
+static void dispatch_until_no_clients(unsigned rounds)
+{
+	while (rounds--) {
+		struct pollfd p = { .fd = qmp_server_fd(vm.qmp), .events = POLLIN };
+
+		poll(&p, 1, 10);
+		qmp_server_dispatch(vm.qmp);
+		agent_process(&vm);
+		if (!qmp_server_clients(vm.qmp))
+			return;
+	}
+}
+
+/*
+ * Issue 17 A.1: a client sends 2000 query-locks and closes its socket; the agent's ring
+ * fills after 128, so the rest fail at once, inside the command, and the failure reply
+ * finds the client gone. The server must not free the session under the command that is
+ * still running in it (ASan: heap-use-after-free; release builds: SIGSEGV).
+ */
+static void test_client_gone_while_its_requests_fail(void **state)
+{
+	static const char req[] = "{\"execute\": \"query-locks\"}\n";
+	char path[108], *batch;
+	size_t i, n = 2000;
+	int fd;
+
+	(void)state;
+	guest_connect(2);
+	fd = socket_client(path, sizeof(path));
+	sent.accept = 128; /* 64 KiB of agent ring */
+	sent.nr = 0;
+	batch = malloc(n * (sizeof(req) - 1) + 64);
+	assert_non_null(batch);
+	strcpy(batch, "{\"execute\": \"qmp_capabilities\"}\n");
+	for (i = 0; i < n; i++)
+		strcat(batch + strlen(batch), req);
+	assert_int_equal(write(fd, batch, strlen(batch)), (ssize_t)strlen(batch));
+	free(batch);
+	close(fd);
+	dispatch_until_no_clients(500);
+	assert_int_equal(qmp_server_clients(vm.qmp), 0);
+	assert_int_equal(sent.nr, 128);
+	unlink(path);
+}
+
+/* How many requests of `type` went to the guest since the last reset of `sent`. */
+static unsigned sent_of(uint16_t type)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < sent.nr && i < SENT_MAX; i++)
+		n += sent.hdr[i].type == type;
+	return n;
+}
+
+/*
+ * Issue 17 A.2: every HELLO started another refresh of the state table (a request and a
+ * 4 KiB table kept up to 30 s): a guest repeating HELLO made the VMM hold gigabytes. One
+ * refresh is in flight at a time; HELLOs meanwhile ask for one more after it.
+ */
+static void test_hello_flood_refreshes_once(void **state)
+{
+	unsigned i;
+
+	(void)state;
+	guest_connect(2);
+	sent.nr = 0;
+	for (i = 0; i < 1000; i++)
+		guest_hello(2);
+	assert_int_equal(sent_of(PLUGVM_AGENT_LIST_STATES), 1);
+	guest_states(plain_names); /* the one in flight; the HELLOs asked for one more */
+	assert_int_equal(sent_of(PLUGVM_AGENT_LIST_STATES), 2);
+	guest_states(plain_names);
+	assert_int_equal(sent.nr, 2);
+}
+
+/*
+ * Issue 17 A.2: requests in flight are bounded whatever clients ask for while the guest
+ * answers nothing; the rest fail at once with "try again".
+ */
+static void test_requests_in_flight_are_bounded(void **state)
+{
+	struct qmp_session *c;
+	struct json_object *o;
+	unsigned i, errors = 0;
+
+	(void)state;
+	guest_connect(2);
+	c = session();
+	sent.nr = 0;
+	for (i = 0; i < 2 * AGENT_MAX_PENDING; i++)
+		send_str(c, "{\"execute\": \"query-locks\"}\n");
+	assert_int_equal(sent.nr, AGENT_MAX_PENDING);
+	while ((o = next_line(c))) {
+		struct json_object *e, *d;
+
+		assert_true(json_object_object_get_ex(o, "error", &e));
+		assert_true(json_object_object_get_ex(e, "desc", &d));
+		assert_contains(json_object_get_string(d), "try again");
+		errors++;
+		json_object_put(o);
+	}
+	assert_int_equal(errors, AGENT_MAX_PENDING);
+	/* An answer makes room for the next request. */
+	guest_reply(0, &(struct plugvm_agent_lock_stats){ .enabled = 1 },
+		    sizeof(struct plugvm_agent_lock_stats));
+	o = next_line(c);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "return", NULL));
+	json_object_put(o);
+	send_str(c, "{\"execute\": \"query-locks\"}\n");
+	assert_int_equal(sent.nr, AGENT_MAX_PENDING + 1);
+	assert_null(next_line(c));
+	qmp_session_destroy(c);
+}
+
+/* The one reply line of session c, parsed (the caller puts it). */
+static struct json_object *only_reply(struct qmp_session *c)
+{
+	struct json_object *o = next_line(c);
+
+	assert_non_null(o);
+	assert_null(next_line(c));
+	return o;
+}
+
+/* Answer every TIMER_STATS request until the command replies; returns the requests. */
+static unsigned answer_timer_stats(struct qmp_session *c, unsigned most)
+{
+	unsigned n = 0;
+	size_t len;
+
+	while (qmp_session_output(c, &len), !len && n < most) {
+		struct plugvm_agent_timer_stats t = { .levels = 1 };
+
+		assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_TIMER_STATS);
+		memcpy(&t.cpu, sent.last.payload, sizeof(t.cpu));
+		guest_reply(0, &t, sizeof(t));
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Issue 17 A.3: query-timers over all CPUs walked 0 .. the guest's nr_cpus - 1: a guest
+ * saying 2^32 - 1 (or 0, which wrapped) made one query billions of requests. The walk is
+ * capped by the VM's own maxcpus.
+ */
+static void test_per_cpu_walk_capped_by_the_vm(void **state)
+{
+	struct qmp_session *c;
+	struct json_object *o, *ret;
+	uint32_t lies[2] = { 0xffffffffu, 0 };
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		guest_hello(lies[i]);
+		if (sent.last.hdr.type == PLUGVM_AGENT_LIST_STATES)
+			guest_states(plain_names);
+		c = session();
+		sent.nr = 0;
+		send_str(c, "{\"execute\": \"query-timers\"}\n");
+		assert_true(answer_timer_stats(c, 10 * MAX_CPUS) <= MAX_CPUS);
+		o = only_reply(c);
+		assert_true(json_object_object_get_ex(o, "return", &ret));
+		assert_int_equal(json_object_array_length(ret), lies[i] ? MAX_CPUS : 0);
+		json_object_put(o);
+		/* One CPU: within the VM's CPUs, whatever the guest said. */
+		send_str(c, "{\"execute\": \"query-sched\", \"arguments\": {\"cpu\": 4}}\n");
+		o = only_reply(c);
+		assert_true(json_object_object_get_ex(o, "error", NULL));
+		json_object_put(o);
+		qmp_session_destroy(c);
+	}
+}
+
+/*
+ * Issue 17 A.3: a cpuhp-set-target in flight (up to 120 s) collected every STATE event of
+ * its CPU: a guest streaming them grew the array without bound. It keeps what a transition
+ * can run, and counts the rest.
+ */
+static void test_target_keeps_a_bounded_states_list(void **state)
+{
+	struct plugvm_agent_ev_state ev = { .cpu = 1, .state = 1, .up = 0, .ns = 10 };
+	struct plugvm_agent_target_done done = { .cpu = { .cpu = 1 }, .ns = 1000000 };
+	struct qmp_session *c;
+	struct json_object *o, *ret, *v;
+	unsigned i;
+
+	(void)state;
+	guest_connect(2);
+	c = session();
+	send_str(c, "{\"execute\": \"cpuhp-set-target\", "
+		    "\"arguments\": {\"cpu\": 1, \"state\": \"offline\"}}\n");
+	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_SET_TARGET);
+	for (i = 0; i < 20000; i++)
+		guest_msg(PLUGVM_AGENT_EV_STATE, PLUGVM_AGENT_F_EVENT, 0, 0, &ev, sizeof(ev));
+	guest_msg(PLUGVM_AGENT_SET_TARGET, PLUGVM_AGENT_F_REPLY, sent.last.hdr.id, 0, &done,
+		  sizeof(done));
+	o = only_reply(c);
+	assert_true(json_object_object_get_ex(o, "return", &ret));
+	assert_true(json_object_object_get_ex(ret, "states", &v));
+	assert_true(json_object_array_length(v) <= 256);
+	assert_true(json_object_object_get_ex(ret, "states-dropped", &v));
+	assert_int_equal(json_object_get_int64(v) + 256, 20000);
+	assert_true(json_object_object_get_ex(ret, "states-ns", &v));
+	assert_int_equal(json_object_get_int64(v), 256 * 10);
+	json_object_put(o);
+	qmp_session_destroy(c);
+}
+
+/* The "name" of every entry of a query-cpuhp-states reply, in order. */
+static void state_names(struct json_object *o, const char *names[3])
+{
+	struct json_object *ret, *n;
+	size_t i;
+
+	assert_true(json_object_object_get_ex(o, "return", &ret));
+	assert_int_equal(json_object_array_length(ret), 3);
+	for (i = 0; i < 3; i++) {
+		assert_true(
+		    json_object_object_get_ex(json_object_array_get_idx(ret, i), "name", &n));
+		names[i] = json_object_get_string(n);
+	}
+}
+
+/*
+ * Issue 17 A.6: state and lock names came from the guest straight to QMP clients: escape
+ * sequences for terminals, C1 controls and invalid UTF-8 (which strict JSON readers refuse).
+ * They are cleaned at the agent boundary: every byte of such a character becomes '?';
+ * valid, printable UTF-8 stays.
+ */
+static void test_guest_strings_reach_clients_clean(void **state)
+{
+	static const char *const hostile[3] = {
+		"esc\x1b[2J\x07\x7f",
+		"bad\xff\xfe\xc0\xafutf",
+		"c1\xc2\x9b+caf\xc3\xa9+\xe2\x80\xae",
+	};
+	const char *names[3];
+	struct qmp_session *c;
+	struct json_object *o;
+	char path[108];
+	int fd;
+
+	(void)state;
+	guest_hello(2);
+	guest_states(hostile);
+	c = session();
+	send_str(c, "{\"execute\": \"query-cpuhp-states\"}\n");
+	guest_states(hostile);
+	o = only_reply(c);
+	state_names(o, names);
+	assert_string_equal(names[0], "esc?[2J??");
+	assert_string_equal(names[1], "bad????utf");
+	assert_string_equal(names[2], "c1??+caf\xc3\xa9+???");
+	json_object_put(o);
+	/* A state is still named as the clients see it. */
+	send_str(c, "{\"execute\": \"cpuhp-fail\", "
+		    "\"arguments\": {\"cpu\": 1, \"state\": \"bad????utf\"}}\n");
+	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_FAIL);
+	guest_reply(0, NULL, 0);
+	json_object_put(only_reply(c));
+	qmp_session_destroy(c);
+
+	/* A lock validator report, to a socket client. */
+	fd = socket_client(path, sizeof(path));
+	assert_int_equal(send(fd, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
+	dispatch_until_no_clients(5);
+	{
+		struct plugvm_agent_ev_lockdep ev = { .type = 0, .cpu = 1 };
+		static char buf[65536];
+		ssize_t n, got = 0;
+		unsigned i;
+
+		memset(ev.lock, 0x9b, sizeof(ev.lock)); /* no NUL, and not UTF-8 */
+		snprintf(ev.held, sizeof(ev.held), "rq\x1b]0;pwned\x07");
+		guest_msg(PLUGVM_AGENT_EV_LOCKDEP, PLUGVM_AGENT_F_EVENT, 0, 0, &ev, sizeof(ev));
+		for (i = 0; i < 50 && !strstr(buf, "GUEST_LOCKDEP_WARNING"); i++) {
+			dispatch_until_no_clients(1);
+			n = recv(fd, buf + got, sizeof(buf) - 1 - (size_t)got, MSG_DONTWAIT);
+			if (n > 0)
+				got += n;
+			buf[got] = 0;
+		}
+		assert_contains(buf,
+				"\"lock\":\"???????????????????????????????????????????????\"");
+		assert_contains(buf, "\"held\":\"rq?]0;pwned?\"");
+		for (i = 0; i < (unsigned)got; i++)
+			assert_true((unsigned char)buf[i] < 0x80); /* nothing but ASCII was sent */
+	}
+	close(fd);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_client_gone_while_its_requests_fail, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_hello_flood_refreshes_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_requests_in_flight_are_bounded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_per_cpu_walk_capped_by_the_vm, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_target_keeps_a_bounded_states_list, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_guest_strings_reach_clients_clean, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
