@@ -52,6 +52,7 @@ struct run {
 	unsigned long events_want, events_start; /* host churn: ACPI events to wait for */
 	uint32_t seed;
 	volatile int stop;
+	unsigned nr_pairs; /* wake_torture: fixed at its start (CPUs may come and go) */
 	struct thread *churner;
 	unsigned cycles; /* CPUs taken down and brought back by the churn thread */
 	unsigned failed_churn;
@@ -144,6 +145,9 @@ static int churn_stop(struct run *r)
 		return selftest_fail("%u CPU transitions failed", r->failed_churn);
 	return 0;
 }
+
+/* The test's own thread runs above its workers (20-25), so that it ends the run on time. */
+#define TORTURE_CONTROL_PRIO 40
 
 static unsigned nr_workers(void)
 {
@@ -377,11 +381,13 @@ static int test_timer_torture(void)
 	unsigned n = nr_workers(), i, k, armings = 0, fires = 0, cancels = 0, sleeps = 0;
 	unsigned moves = 0, remote = 0;
 	uint64_t late_ns = 0;
-	int ret;
+	int ret, prio;
 
 	tws = kzalloc(sizeof(*tws) * n);
 	if (!tws)
 		return selftest_fail("out of memory");
+	prio = current_thread()->base_prio;
+	thread_set_prio(current_thread(), TORTURE_CONTROL_PRIO);
 	failed = 0;
 	late_max_jiffies = 0;
 	late_bound_ns = cmdline_uint("torture.late_ms", 10000) * 1000000ull;
@@ -431,6 +437,7 @@ static int test_timer_torture(void)
 			acpi_hotplug_events() - run.events_start, (unsigned long)(late_ns / 1000),
 			(unsigned long)late_max_jiffies, (unsigned long)(late_bound_ns / 1000000));
 	kfree(tws);
+	thread_set_prio(current_thread(), prio);
 	return ret;
 }
 SELFTEST("timer_torture", test_timer_torture);
@@ -545,7 +552,7 @@ static int spurious_main(void *arg)
 {
 	struct pair *pairs = arg;
 	uint32_t s = pairs[0].run->seed ^ 0x5bd1e995u;
-	unsigned n = nr_workers() / 2;
+	unsigned n = pairs[0].run->nr_pairs;
 
 	while (!READ_ONCE(pairs[0].run->stop)) {
 		struct pair *p = &pairs[rnd(&s) % n];
@@ -574,13 +581,15 @@ static int test_wake_torture(void)
 	struct thread *spurious;
 	struct pair *pairs;
 	struct run run;
-	int ret;
+	int ret, prio = current_thread()->base_prio;
 
 	pairs = kzalloc(sizeof(*pairs) * n);
 	if (!pairs)
 		return selftest_fail("out of memory");
 	failed = 0;
 	run_init(&run);
+	run.nr_pairs = n;
+	thread_set_prio(current_thread(), TORTURE_CONTROL_PRIO);
 	for (i = 0; i < n; i++) {
 		struct pair *p = &pairs[i];
 
@@ -641,6 +650,7 @@ static int test_wake_torture(void)
 			acpi_hotplug_events() - run.events_start);
 	if (!ret)
 		kfree(pairs); /* a stuck pair's threads still point into it */
+	thread_set_prio(current_thread(), prio);
 	return ret;
 }
 SELFTEST("wake_torture", test_wake_torture);

@@ -206,10 +206,14 @@ class Vm:
 
     def __exit__(self, exc_type, exc, tb):
         self.kill()
+        for t in self._readers:
+            t.join(10)
         if exc_type is None:
-            for t in self._readers:
-                t.join(10)
             self.assert_no_bugs()
+        elif not isinstance(exc, VmFailure):
+            # The test failed on something else (a QMP error, an assertion): show the VM's
+            # side too (pytest prints captured output of a failed test).
+            print(f"--- the VM when the test failed ---\n{self.transcript()}")
 
 
 def plugvm(*args, **kw):
