@@ -252,6 +252,8 @@ static uint32_t rng(uint32_t *state)
 	return *state;
 }
 
+#define STORM_HANG_NS 10000000000ull /* a timer this late was lost, not slow */
+
 static int test_timer_storm(void)
 {
 	const unsigned n = 600;
@@ -291,12 +293,26 @@ static int test_timer_storm(void)
 		}
 		thread_yield();
 	}
-	for (i = 0; i < n; i++)
-		if (timer_pending(&s[i].t) && s[i].t.wt.expires > last)
-			last = s[i].t.wt.expires;
-	/* Wait past the last expiry; then stay busy for a few ticks so that deferrable
-	 * timers, which never wake an idle CPU, meet a running tick. */
-	sleep_until(jiffies_to_ns(last + 20));
+	/*
+	 * Wait until every timer that must fire has, each bounded by its bucket (a 300-1000
+	 * jiffy timeout sits on level 1 or 2: up to 63 jiffies after its expiry) plus a hang
+	 * bound for a loaded host; then stay busy for a few ticks so that deferrable timers,
+	 * which never wake an idle CPU, meet a running tick.
+	 */
+	for (;;) {
+		uint64_t bucket, now = ns_to_jiffies(arch_now_ns());
+
+		last = 0;
+		for (i = 0; i < n; i++)
+			if (timer_pending(&s[i].t) && !(s[i].t.wt.flags & TIMER_DEFERRABLE)) {
+				wheel_calc_index(now, s[i].t.wt.expires, &bucket);
+				if (bucket > last)
+					last = bucket;
+			}
+		if (!last || now > last + ns_to_jiffies(STORM_HANG_NS))
+			break;
+		sleep_ns(5000000);
+	}
 	{
 		uint64_t until = jiffies + 5;
 
@@ -380,7 +396,13 @@ static int test_timer_remote(void)
 	/* Re-arm from here: it stays on its CPU, now due soon. */
 	if (!mod_timer(&r.t, jiffies + 5))
 		return selftest_fail("mod_timer of a remote pending timer said idle");
-	sleep_ns(jiffies_to_ns(30));
+	{
+		/* Due in 5 jiffies; a loaded host may take a while: bounded against a hang. */
+		uint64_t until = arch_now_ns() + 10000000000ull;
+
+		while (!r.fired && arch_now_ns() < until)
+			sleep_ns(1000000);
+	}
 	if (!r.fired || r.fired_on != cpu)
 		return selftest_fail("re-armed remote timer fired=%d on cpu %u (armed on %u)",
 				     r.fired, r.fired_on, cpu);
