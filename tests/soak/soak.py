@@ -76,11 +76,13 @@ def progress(tallies, stop):
 
 
 def keep(name, vm, why):
-    """Save a failed run's transcript; return where."""
+    """Save a failed run's whole console and stderr; return where."""
     os.makedirs(OUT, exist_ok=True)
     path = os.path.join(OUT, f"{name}.log")
     with open(path, "w") as f:
-        f.write(f"{why}\n{vm.transcript()}\n")
+        f.write(f"{why}\ncommand: {' '.join(vm.argv)}\n")
+        f.write("--- stdout ---\n" + "\n".join(vm.stdout) + "\n")
+        f.write("--- stderr ---\n" + "\n".join(vm.stderr) + "\n")
     return path
 
 
@@ -205,7 +207,8 @@ def hotplug(ops, seed, tally):
         q.close()
         rc = vm.wait_exit(FULL_BOUND)
         if rc != 0 or not vm.lines(r"^selftest: 2 passed, 0 failed$"):
-            problems.append(f"guest: exit {rc}, torture tests did not both pass")
+            problems.append(f"guest: exit {rc}, torture tests did not both pass: " + "; ".join(
+                m.group(0) for m in vm.lines(r"^selftest (timer_torture|wake_torture): (pass|fail.*)$|^selftest: .*")))
         return problems, baseline, end
     except (VmFailure, TimeoutError, EOFError, OSError) as e:
         problems.append(str(e).split("\n")[0])
