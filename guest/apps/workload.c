@@ -9,6 +9,7 @@
 
 #include "arch.h"
 #include "kernel/compiler.h"
+#include "kernel/errno.h"
 #include "kernel/hrtimer.h"
 #include "kernel/mm.h"
 #include "kernel/mutex.h"
@@ -146,16 +147,16 @@ int workload_start(const struct plugvm_agent_workload *w, uint32_t *id)
 
 	if (!w->kind || (w->kind & ~(uint32_t)(PLUGVM_AGENT_WORK_HOG | PLUGVM_AGENT_WORK_TIMERS)) ||
 	    !w->threads || w->threads > WL_MAX_THREADS || w->period_us > 1000000)
-		return -22;
+		return -EINVAL;
 	lock();
 	if (wl) {
 		mutex_unlock(&wl_mutex);
-		return -16;
+		return -EBUSY;
 	}
 	wl = kzalloc(w->threads * sizeof(*wl));
 	if (!wl) {
 		mutex_unlock(&wl_mutex);
-		return -12;
+		return -ENOMEM;
 	}
 	wl_nr = w->threads;
 	wl_kind = w->kind;
@@ -174,7 +175,7 @@ int workload_start(const struct plugvm_agent_workload *w, uint32_t *id)
 		if (!wl[i].t) {
 			wl_finish(&r);
 			mutex_unlock(&wl_mutex);
-			return -12;
+			return -ENOMEM;
 		}
 	}
 	*id = wl_id;
@@ -187,7 +188,7 @@ int workload_stop(uint32_t id, struct plugvm_agent_workload_result *r)
 	lock();
 	if (!wl || id != wl_id) {
 		mutex_unlock(&wl_mutex);
-		return -22;
+		return -EINVAL;
 	}
 	wl_finish(r);
 	mutex_unlock(&wl_mutex);

@@ -57,7 +57,7 @@ void *acpi_os_map(uint64_t pa, uint64_t len);
 
 /*
  * Parse the tables from the RSDP at `rsdp_pa` (0: search the BIOS areas). Returns 0 if
- * at least the RSDP and its root table were good, else -1; acpi_get_info() is valid
+ * at least the RSDP and its root table were good, else -ENODEV; acpi_get_info() is valid
  * (possibly empty) either way.
  */
 int acpi_init(uint64_t rsdp_pa);

@@ -2,6 +2,7 @@
 /* QEMU's ACPI CPU hotplug register block, register level (see acpi_cphp.h). */
 #include "drivers/acpi_cphp.h"
 
+#include "kernel/errno.h"
 #include "plugvm_abi.h"
 #include "x86.h"
 
@@ -32,9 +33,9 @@ int cphp_probe(void)
 	outb(PLUGVM_PORT_CPUHP + REG_CMD, CMD_NEXT_EVENT);
 	/* Modern: command data 2 reads 0. Legacy: the bitmap (the boot CPU's bit is set). */
 	if (inl(PLUGVM_PORT_CPUHP + REG_SEL) != 0)
-		return -1;
+		return -ENODEV;
 	/* Slot 0 is the boot CPU: present. Nothing at all (0xff) means no block. */
-	return (inb(PLUGVM_PORT_CPUHP + REG_FLAGS) & 0xf9) == CPHP_FLAG_ENABLED ? 0 : -1;
+	return (inb(PLUGVM_PORT_CPUHP + REG_FLAGS) & 0xf9) == CPHP_FLAG_ENABLED ? 0 : -ENODEV;
 }
 
 uint8_t cphp_slot_flags(uint32_t s)

@@ -16,7 +16,7 @@
 
 /*
  * Switch the block to modern mode (QEMU's recipe: selector 0 twice, command 0, read
- * command data 2) and check it answers. Returns 0, or -1 if there is no modern block.
+ * command data 2) and check it answers. Returns 0, or -ENODEV if there is no modern block.
  */
 int cphp_probe(void);
 

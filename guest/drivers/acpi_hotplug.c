@@ -9,6 +9,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
+#include "kernel/errno.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/string.h"
@@ -88,7 +89,7 @@ static void send_report(int cpu, uint32_t op, int result, uint64_t ns)
 static void insert(uint32_t slot, int cpu)
 {
 	uint64_t t0 = arch_now_ns();
-	int err = -1;
+	int err = -ENODEV; /* an APIC ID the MADT does not list */
 
 	cphp_clear_insert(slot);
 	watchdog_op_begin(&request_op, 0, "acpi-hotplug: bring-up of cpu %d (slot %u)", cpu, slot);
@@ -125,7 +126,8 @@ static void remove(uint32_t slot, int cpu)
 	t0 = arch_now_ns();
 	watchdog_op_begin(&request_op, 0, "acpi-hotplug: removal of cpu %d (slot %u) to eject", cpu,
 			  slot);
-	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -1 : cpu_down((unsigned)cpu);
+	/* Never the boot CPU (or an unknown one); -EPERM is the -1 the host has always seen. */
+	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -EPERM : cpu_down((unsigned)cpu);
 	cphp_clear_remove(slot);
 	send_report(cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, arch_now_ns() - t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
@@ -184,12 +186,12 @@ int acpi_hotplug_start(void)
 
 	if (!ai->have_fadt || !ai->gpe0_blk || ai->gpe0_blk_len < 2 || !ai->have_madt) {
 		pr_warn("acpi-hotplug: no GPE0 block: CPU hotplug off\n");
-		return -1;
+		return -ENODEV;
 	}
 	if (cphp_probe()) {
 		pr_warn("acpi-hotplug: no CPU hotplug block at %#x: CPU hotplug off\n",
 			PLUGVM_PORT_CPUHP);
-		return -1;
+		return -ENODEV;
 	}
 	{
 		size_t len;
@@ -208,7 +210,7 @@ int acpi_hotplug_start(void)
 	gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;
 	hp_thread_ptr = thread_run("acpi-hotplug", hotplug_thread, NULL, HOTPLUG_THREAD_PRIO, 0);
 	if (!hp_thread_ptr)
-		return -1;
+		return -ENOMEM;
 	arch_set_irq_handler(VEC_IRQ_BASE + ai->sci_gsi, sci_irq, NULL);
 	ioapic_route(ai->sci_gsi, VEC_IRQ_BASE + ai->sci_gsi, cpu_apic_ids[0], ai->sci_level,
 		     ai->sci_active_low);

@@ -17,6 +17,7 @@
 #include "drivers/virtio_mmio.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
+#include "kernel/errno.h"
 #include "kernel/lockdep.h"
 #include "kernel/mm.h"
 #include "kernel/mutex.h"
@@ -73,7 +74,7 @@ static int send_msg(uint16_t type, uint32_t flags, uint32_t id, int32_t status, 
 	if (len)
 		memcpy(m.payload, payload, len);
 	err = virtio_tx_send(&tx, &m, sizeof(m), wait_ns);
-	if (err == -5)
+	if (err == -EIO)
 		virtio_wait_request_reset(&waiter);
 	return err;
 }

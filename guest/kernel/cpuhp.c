@@ -18,6 +18,7 @@
 #include "arch.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/mutex.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -84,7 +85,7 @@ static int threads_prepare(unsigned cpu)
 	snprintf(name, sizeof(name), "cpuhp/%u", cpu);
 	p->thread =
 	    kthread_run_on_cpu(name, hp_thread, (void *)(uintptr_t)cpu, CPUHP_THREAD_PRIO, cpu);
-	return p->thread ? 0 : -12;
+	return p->thread ? 0 : -ENOMEM;
 }
 
 static int sched_prepare(unsigned cpu)
@@ -136,7 +137,7 @@ static int bringup_dead(unsigned cpu)
 	if (!wait_flag(&hpc[cpu].dead, CPUHP_DEATH_TIMEOUT)) {
 		pr_warn("cpu %u: did not report itself dead within 10 s\n", cpu);
 		arch_cpu_dead_cleanup(cpu);
-		return -110;
+		return -ETIMEDOUT;
 	}
 	arch_cpu_dead_cleanup(cpu);
 	return 0;
@@ -273,12 +274,12 @@ static int op_wait_up(struct cpuhp_engine *e, unsigned cpu)
 		if (wait_for_completion_timeout(&p->done, nap))
 			return p->result; /* its hotplug thread got to the target, or failed */
 		if (__atomic_load_n(&p->dead, __ATOMIC_ACQUIRE))
-			return p->result ? p->result : -5; /* a STARTING step failed */
+			return p->result ? p->result : -EIO; /* a STARTING step failed */
 		if (arch_now_ns() > deadline) {
 			pr_warn("cpu %u: did not come online within 10 s (state %s)\n", cpu,
 				cpuhp_state_name(e, e->cpus[cpu].state));
 			arch_cpu_dead_cleanup(cpu); /* a late start finds no stack and halts */
-			return -110;
+			return -ETIMEDOUT;
 		}
 		if (nap < 5000000)
 			nap *= 2;
@@ -491,9 +492,9 @@ int cpuhp_set_target(unsigned cpu, int target)
 	int ret;
 
 	if (!valid_cpu(cpu))
-		return -22;
+		return -EINVAL;
 	if (target > CPUHP_OFFLINE && !cpumask_test(&cpu_present_mask, cpu))
-		return -19; /* -ENODEV: not plugged in */
+		return -ENODEV; /* not plugged in */
 	mutex_lock(&hp_mutex);
 	ret = cpuhp_engine_set_target(&hp, cpu, target);
 	mutex_unlock(&hp_mutex);
@@ -523,7 +524,7 @@ int cpuhp_fail(unsigned cpu, int state)
 	int ret;
 
 	if (!valid_cpu(cpu))
-		return -22;
+		return -EINVAL;
 	mutex_lock(&hp_mutex);
 	ret = cpuhp_engine_inject_fail(&hp, cpu, state);
 	mutex_unlock(&hp_mutex);
@@ -532,18 +533,18 @@ int cpuhp_fail(unsigned cpu, int state)
 
 int cpuhp_state(unsigned cpu)
 {
-	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].state) : -22;
+	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].state) : -EINVAL;
 }
 
 int cpuhp_target(unsigned cpu)
 {
-	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].target) : -22;
+	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].target) : -EINVAL;
 }
 
 int cpuhp_last_error(unsigned cpu, int *failed_state)
 {
 	if (cpu >= nr_cpu_ids)
-		return -22;
+		return -EINVAL;
 	if (failed_state)
 		*failed_state = hp_cpus[cpu].failed_state;
 	return hp_cpus[cpu].error;

@@ -71,7 +71,7 @@ static bool has_callbacks(const struct cpuhp_engine *e, int state)
 int cpuhp_engine_inject_fail(struct cpuhp_engine *e, unsigned cpu, int state)
 {
 	if (cpu >= e->nr_cpus)
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	if (state == -1) {
 		e->cpus[cpu].fail = -1;
 		return 0;
@@ -79,7 +79,7 @@ int cpuhp_engine_inject_fail(struct cpuhp_engine *e, unsigned cpu, int state)
 	/* Like Linux: only a state that does something can fail (and the bring-up kick). */
 	if (state <= CPUHP_OFFLINE || state >= CPUHP_ONLINE ||
 	    (!has_callbacks(e, state) && state != CPUHP_BRINGUP_CPU))
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	e->cpus[cpu].fail = state;
 	return 0;
 }
@@ -110,7 +110,7 @@ int cpuhp_invoke(struct cpuhp_engine *e, unsigned cpu, int state, bool up)
 	t0 = e->ops->now_ns();
 	if (inject) {
 		c->fail = -1;
-		ret = -CPUHP_EIO;
+		ret = -EIO;
 	} else if (fn) {
 		bool ser = step->serialize && e->ops->serial_lock;
 		enum cpuhp_section sec = cpuhp_section_of(state);
@@ -177,7 +177,7 @@ static int kick(struct cpuhp_engine *e, unsigned cpu)
 
 	if (c->fail == CPUHP_BRINGUP_CPU && !c->rollback) {
 		c->fail = -1;
-		ret = -CPUHP_EIO;
+		ret = -EIO;
 	} else {
 		ret = e->ops->kick(e, cpu);
 	}
@@ -259,10 +259,10 @@ int cpuhp_engine_set_target(struct cpuhp_engine *e, unsigned cpu, int target)
 	int ret;
 
 	if (cpu >= e->nr_cpus || !cpuhp_valid_target(e, target))
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	c = &e->cpus[cpu];
 	if (cpuhp_state_atomic(c->state))
-		return -CPUHP_EBUSY; /* a dead-on-arrival CPU: only a reset recovers it */
+		return -EBUSY; /* a dead-on-arrival CPU: only a reset recovers it */
 	begin(c);
 	ret = walk(e, cpu, target);
 	if (ret)
@@ -367,7 +367,7 @@ int cpuhp_engine_setup_state(struct cpuhp_engine *e, enum cpuhp_section section,
 	unsigned cpu, undo;
 
 	if (!name || !*name || cpuhp_state_by_name(e, name) >= 0)
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	if (section == CPUHP_SECTION_PREPARE) {
 		lo = CPUHP_BP_PREPARE_DYN;
 		hi = CPUHP_BP_PREPARE_DYN_END;
@@ -375,13 +375,13 @@ int cpuhp_engine_setup_state(struct cpuhp_engine *e, enum cpuhp_section section,
 		lo = CPUHP_AP_ONLINE_DYN;
 		hi = CPUHP_AP_ONLINE_DYN_END;
 	} else {
-		return -CPUHP_EINVAL; /* STARTING code is the kernel's own */
+		return -EINVAL; /* STARTING code is the kernel's own */
 	}
 	for (s = lo; s <= hi && slot < 0; s++)
 		if (!e->steps[s].name)
 			slot = s;
 	if (slot < 0)
-		return -CPUHP_ENOSPC;
+		return -ENOSPC;
 	e->steps[slot].name = name;
 	e->steps[slot].startup = startup;
 	e->steps[slot].teardown = teardown;
@@ -413,7 +413,7 @@ int cpuhp_engine_remove_state(struct cpuhp_engine *e, int state, bool invoke)
 	if (!((state >= CPUHP_BP_PREPARE_DYN && state <= CPUHP_BP_PREPARE_DYN_END) ||
 	      (state >= CPUHP_AP_ONLINE_DYN && state <= CPUHP_AP_ONLINE_DYN_END)) ||
 	    !e->steps[state].name)
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	if (invoke && e->steps[state].teardown)
 		for (cpu = 0; cpu < e->nr_cpus; cpu++)
 			if (e->cpus[cpu].state >= state)

@@ -17,6 +17,7 @@
 
 #include "kernel/bug.h"
 #include "kernel/cpuhp.h"
+#include "kernel/errno.h"
 #include "kernel/local_lock.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
@@ -702,7 +703,7 @@ int sched_prepare_cpu(unsigned cpu, void *idle_stack)
 	struct llist_node *stale;
 
 	if (!idle)
-		return -12; /* -ENOMEM */
+		return -ENOMEM;
 	idle->stack = idle_stack;
 	/* Its last life's wake list was drained when it died; anything there now was handed
 	 * over too late and would be lost with the list: say so, and place it elsewhere. */

@@ -7,6 +7,7 @@
 
 #include "arch.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/preempt.h"
 #include "kernel/printk.h"
 #include "kernel/spinlock.h"
@@ -112,7 +113,7 @@ int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg)
 	uint64_t warn_at;
 
 	if (!cpumask_test(&cpu_online_mask, cpu))
-		return -1;
+		return -ENODEV;
 	if (!arch_irqs_enabled())
 		pr_warn("smp_call_on_cpu(%u) with interrupts off may deadlock\n", cpu);
 	preempt_disable();
@@ -128,7 +129,7 @@ int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg)
 	if (!s->open) {
 		spin_unlock(&s->lock);
 		preempt_enable();
-		return -1;
+		return -ENODEV;
 	}
 	__atomic_store_n(&s->req, &req, __ATOMIC_RELEASE);
 	arch_send_ipi(cpu_apic_ids[cpu], VEC_CALL_FUNC);

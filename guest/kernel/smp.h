@@ -8,7 +8,7 @@ void smp_init(void);
 
 /*
  * Run fn(arg) on `cpu` in interrupt context (interrupts off) and wait for it to finish.
- * Runs directly when `cpu` is the caller's. Returns 0, or -1 if `cpu` is not online.
+ * Runs directly when `cpu` is the caller's. Returns 0, or -ENODEV if `cpu` is not online.
  * Must be called with interrupts enabled (two CPUs calling each other with interrupts
  * off would deadlock); it warns otherwise.
  */

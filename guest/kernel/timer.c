@@ -11,6 +11,7 @@
 #include "kernel/bug.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/smp.h"
@@ -138,7 +139,7 @@ static void req_ipi(void *arg)
 }
 #endif
 
-/* Have `cpu` carry out r. Returns -1 if it is not online. Thread context in the RT build. */
+/* Have `cpu` carry out r. Returns -ENODEV if it is not online. Thread context in the RT build. */
 static int call_owner(unsigned cpu, struct timer_req *r)
 {
 #ifdef CONFIG_PREEMPT_RT
@@ -147,14 +148,14 @@ static int call_owner(unsigned cpu, struct timer_req *r)
 	unsigned long flags;
 
 	if (!cpumask_test(&cpu_online_mask, cpu) || !cpu_base(cpu)->thread)
-		return -1;
+		return -ENODEV;
 	b = cpu_base(cpu);
 	r->done = 0;
 	r->waiter = current_thread();
 	flags = spin_lock_irqsave(&b->req_lock);
 	if (!b->req_open) {
 		spin_unlock_irqrestore(&b->req_lock, flags);
-		return -1;
+		return -ENODEV;
 	}
 	llist_add(&r->node, &b->requests);
 	spin_unlock_irqrestore(&b->req_lock, flags);
@@ -509,7 +510,7 @@ int timers_online_cpu(unsigned cpu)
 		snprintf(name, sizeof(name), "ktimers/%u", cpu);
 		b->thread = kthread_run_on_cpu(name, timer_thread, b, TIMER_THREAD_PRIO, cpu);
 		if (!b->thread)
-			return -12;
+			return -ENOMEM;
 	}
 	flags = spin_lock_irqsave(&b->req_lock);
 	b->req_open = true;

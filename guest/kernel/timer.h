@@ -51,7 +51,7 @@ uint64_t jiffies_to_ns(uint64_t j);
 void timer_setup(struct timer_list *t, void (*fn)(struct timer_list *t), unsigned flags);
 /* Queue idle t to fire no earlier than jiffy `expires`, on this CPU. */
 void timer_add(struct timer_list *t, uint64_t expires);
-/* Queue idle t on `cpu` (pinned there). Returns -1 if that CPU is not online. */
+/* Queue idle t on `cpu` (pinned there). Returns -ENODEV if that CPU is not online. */
 int timer_add_on(struct timer_list *t, uint64_t expires, unsigned cpu);
 /*
  * (Re)arm t for `expires`; cheap when it stays in its bucket. A pending timer is re-armed

@@ -12,6 +12,7 @@
 #include "acpi_tables.h"
 #include "arch.h"
 #include "drivers/acpi.h"
+#include "kernel/errno.h"
 #include "kernel/printk.h"
 #include "plugvm_abi.h"
 #include "vmm/x86/acpi.h"
@@ -361,7 +362,7 @@ static void test_bad_rsdp(void **state)
 	(void)state;
 	build(4, 8);
 	rsdp()->checksum ^= 1;
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("ACPI: RSDP at 0xe0000 refused: bad signature or checksum");
 	assert_false(info->have_fadt);
 	assert_false(info->have_madt);
@@ -369,28 +370,28 @@ static void test_bad_rsdp(void **state)
 
 	build(4, 8);
 	rsdp()->extended_checksum ^= 1;
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("RSDP at 0xe0000 refused");
 
 	build(4, 8);
 	rsdp()->signature[7] = '!';
 	fix_rsdp(rsdp());
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("RSDP at 0xe0000 refused");
 
 	build(4, 8);
 	rsdp()->length = 4097;
 	fix_rsdp(rsdp());
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	build(4, 8);
 	rsdp()->length = 20;
 	fix_rsdp(rsdp());
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 
 	/* An RSDP at the very end of memory whose length runs past it. */
 	build(4, 8);
 	memcpy(ram + RAM_SIZE - 20, rsdp(), 20);
-	assert_int_equal(parse(RAM_SIZE - 20), -1);
+	assert_int_equal(parse(RAM_SIZE - 20), -ENODEV);
 	expect_warning("refused");
 	/* An ACPI 1.0 RSDP is 20 bytes: at the very end of memory it is fine. */
 	build(4, 8);
@@ -401,8 +402,8 @@ static void test_bad_rsdp(void **state)
 	assert_int_equal(acpi_get_info()->nr_warnings, 0);
 	assert_int_equal(acpi_get_info()->nr_cpus, 8);
 	/* Outside memory altogether. */
-	assert_int_equal(parse(RAM_SIZE), -1);
-	assert_int_equal(parse(UINT64_MAX - 3), -1);
+	assert_int_equal(parse(RAM_SIZE), -ENODEV);
+	assert_int_equal(parse(UINT64_MAX - 3), -ENODEV);
 	expect_warning("refused");
 }
 
@@ -439,7 +440,7 @@ static void test_bad_root(void **state)
 	build(4, 8);
 	xsdt()->checksum ^= 0x10;
 	rsdt()->checksum ^= 0x10;
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("RSDT at 0xe0030 refused: bad checksum");
 	assert_int_equal(info->nr_warnings, 2);
 	assert_false(info->have_fadt);
@@ -449,7 +450,7 @@ static void test_bad_root(void **state)
 	build(4, 8);
 	xsdt()->length = 35;
 	rsdt()->length = 17u << 20;
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("XSDT at 0xe0060 refused: bad length");
 	expect_warning("RSDT at 0xe0030 refused: bad length");
 
@@ -458,7 +459,7 @@ static void test_bad_root(void **state)
 	xsdt()->length = (uint32_t)(RAM_SIZE - rsdp()->xsdt_address + 1);
 	rsdp()->rsdt_address = 0;
 	fix_rsdp(rsdp());
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("XSDT at 0xe0060 refused: length runs outside the memory map");
 
 	/* Root entries pointing nowhere: tables are not found, nothing crashes. */
@@ -758,7 +759,7 @@ static void test_bios_search(void **state)
 	/* Not 16-byte aligned: not found. */
 	memset(at(0x9fc40), 0, sizeof(copy));
 	memcpy(at(0x9fc48), &copy, sizeof(copy));
-	assert_int_equal(parse(0), -1);
+	assert_int_equal(parse(0), -ENODEV);
 	expect_warning("RSDP at 0 refused: not found");
 
 	/* The EBDA segment pointing at the end of memory: the search stops at the map. */
@@ -770,14 +771,14 @@ static void test_bios_search(void **state)
 	/* Nothing anywhere. */
 	build(4, 8);
 	memset(rsdp(), 0, sizeof(copy));
-	assert_int_equal(parse(0), -1);
+	assert_int_equal(parse(0), -ENODEV);
 	expect_warning("RSDP at 0 refused: not found");
 	assert_int_equal(info->nr_warnings, 1);
 
 	/* Memory smaller than the BIOS area: the search does not read past it. */
 	build(4, 8);
 	map_end = 0xe0000 - 1;
-	assert_int_equal(parse(0), -1);
+	assert_int_equal(parse(0), -ENODEV);
 	map_end = RAM_SIZE;
 }
 

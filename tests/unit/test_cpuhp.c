@@ -32,7 +32,7 @@ static int rec(unsigned cpu, int state, bool up)
 {
 	assert_true(nlog < LOG_MAX);
 	log_[nlog++] = (struct rec){ cpu, state, up, up && state == real_fail_state };
-	return log_[nlog - 1].failed ? -12 : 0;
+	return log_[nlog - 1].failed ? -ENOMEM : 0;
 }
 
 #define CB(n)                                                   \
@@ -272,11 +272,11 @@ static void test_names_and_targets(void **state)
 	assert_false(cpuhp_valid_target(&eng, CPUHP_BRINGUP_CPU));
 	assert_false(cpuhp_valid_target(&eng, CPUHP_AP_TICK_STARTING));
 	assert_false(cpuhp_valid_target(&eng, CPUHP_BP_PREPARE_DYN)); /* free slot */
-	assert_int_equal(cpuhp_engine_set_target(&eng, 1, CPUHP_AP_TICK_STARTING), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_set_target(&eng, NCPU, CPUHP_ONLINE), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_AP_ONLINE), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_OFFLINE), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_BP_PREPARE_DYN), -CPUHP_EINVAL);
+	assert_int_equal(cpuhp_engine_set_target(&eng, 1, CPUHP_AP_TICK_STARTING), -EINVAL);
+	assert_int_equal(cpuhp_engine_set_target(&eng, NCPU, CPUHP_ONLINE), -EINVAL);
+	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_AP_ONLINE), -EINVAL);
+	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_OFFLINE), -EINVAL);
+	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_BP_PREPARE_DYN), -EINVAL);
 	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_BRINGUP_CPU), 0);
 	assert_int_equal(nlog, 0);
 }
@@ -355,9 +355,9 @@ static void test_every_failure(void **state)
 					assert_int_equal(eng.cpus[2].fail, f);
 					continue;
 				}
-				assert_int_equal(ret, -CPUHP_EIO);
+				assert_int_equal(ret, -EIO);
 				assert_int_equal(eng.cpus[2].state, from);
-				assert_int_equal(eng.cpus[2].error, -CPUHP_EIO);
+				assert_int_equal(eng.cpus[2].error, -EIO);
 				assert_int_equal(eng.cpus[2].failed_state, f);
 				assert_int_equal(eng.cpus[2].fail, -1);
 				if (upward) {
@@ -387,7 +387,7 @@ static void test_real_failure(void **state)
 
 	(void)state;
 	real_fail_state = CPUHP_AP_TIMERS_ONLINE;
-	assert_int_equal(cpuhp_engine_set_target(&eng, 3, CPUHP_ONLINE), -12);
+	assert_int_equal(cpuhp_engine_set_target(&eng, 3, CPUHP_ONLINE), -ENOMEM);
 	assert_int_equal(eng.cpus[3].state, CPUHP_OFFLINE);
 	n = expect_walk(want, 0, 3, CPUHP_OFFLINE, CPUHP_AP_TIMERS_ONLINE);
 	n = expect_walk(want, n, 3, CPUHP_AP_TIMERS_ONLINE - 1, CPUHP_OFFLINE);
@@ -439,7 +439,7 @@ static int dyn_up_calls, dyn_down_calls, dyn_fail_on = -1;
 static int dyn_up(unsigned cpu)
 {
 	dyn_up_calls++;
-	return (int)cpu == dyn_fail_on ? -5 : 0;
+	return (int)cpu == dyn_fail_on ? -EIO : 0;
 }
 static int dyn_down(unsigned cpu)
 {
@@ -462,10 +462,10 @@ static void test_dynamic_states(void **state)
 	assert_int_equal(dyn_up_calls, 1); /* cpu 1 only: cpu 2 is below the slot */
 	assert_int_equal(cpuhp_engine_setup_state(&eng, CPUHP_SECTION_ONLINE, "work:online", dyn_up,
 						  NULL, false),
-			 -CPUHP_EINVAL);
+			 -EINVAL);
 	assert_int_equal(
 	    cpuhp_engine_setup_state(&eng, CPUHP_SECTION_STARTING, "x", dyn_up, NULL, false),
-	    -CPUHP_EINVAL);
+	    -EINVAL);
 	/* It now runs in transitions, and is a valid target. */
 	assert_true(cpuhp_valid_target(&eng, s));
 	assert_int_equal(cpuhp_engine_set_target(&eng, 2, CPUHP_ONLINE), 0);
@@ -477,16 +477,15 @@ static void test_dynamic_states(void **state)
 	dyn_up_calls = dyn_down_calls = 0;
 	assert_int_equal(
 	    cpuhp_engine_setup_state(&eng, CPUHP_SECTION_ONLINE, "bad", dyn_up, dyn_down, true),
-	    -5);
+	    -EIO);
 	assert_int_equal(cpuhp_state_by_name(&eng, "bad"), -1);
 	dyn_fail_on = -1;
 	/* Removal runs teardowns where the state is up. */
 	dyn_down_calls = 0;
 	assert_int_equal(cpuhp_engine_remove_state(&eng, s, true), 0);
 	assert_int_equal(dyn_down_calls, 1); /* cpu 2 */
-	assert_int_equal(cpuhp_engine_remove_state(&eng, s, true), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_remove_state(&eng, CPUHP_AP_SCHED_ACTIVE, true),
-			 -CPUHP_EINVAL);
+	assert_int_equal(cpuhp_engine_remove_state(&eng, s, true), -EINVAL);
+	assert_int_equal(cpuhp_engine_remove_state(&eng, CPUHP_AP_SCHED_ACTIVE, true), -EINVAL);
 	/* Slots run out. */
 	for (i = 0; i < CPUHP_AP_DYN_SLOTS; i++) {
 		snprintf(names[i], sizeof(names[i]), "d%d", i);
@@ -495,7 +494,7 @@ static void test_dynamic_states(void **state)
 	}
 	assert_int_equal(
 	    cpuhp_engine_setup_state(&eng, CPUHP_SECTION_ONLINE, "more", NULL, NULL, false),
-	    -CPUHP_ENOSPC);
+	    -ENOSPC);
 	s = cpuhp_engine_setup_state(&eng, CPUHP_SECTION_PREPARE, "bp:dyn", dyn_up, dyn_down, true);
 	assert_int_equal(s, CPUHP_BP_PREPARE_DYN);
 }

@@ -195,7 +195,10 @@ uint32_t arch_tsc_khz_by(const char *method);
 /* Send IPI `vector` to the CPU with `apic_id`. Any context. */
 void arch_send_ipi(uint32_t apic_id, unsigned vector);
 
-/* Register a handler for an interrupt vector; it runs with interrupts off and is EOI'd. */
+/*
+ * Register a handler for an interrupt vector; it runs with interrupts off and is EOI'd.
+ * Returns 0, or -EINVAL for an exception or the spurious vector.
+ */
 typedef void (*arch_irq_handler)(unsigned vector, void *arg);
 int arch_set_irq_handler(unsigned vector, arch_irq_handler fn, void *arg);
 
