@@ -227,7 +227,7 @@ static int high_main(void *arg)
 				break;
 			thread_sleep();
 		}
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		thread_cancel_sleep();
 		if (wt->stop)
 			break;
 		seen = __atomic_load_n(&wt->wakes, __ATOMIC_ACQUIRE);
@@ -396,7 +396,7 @@ static int ps_low(void *arg)
 			break;
 		thread_sleep();
 	}
-	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 	ps->done = 1;
 	return 0;
 }
@@ -800,7 +800,7 @@ static void pp_wait_turn(struct pingpong *pp, int me)
 			break;
 		thread_sleep();
 	}
-	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 }
 
 static int pp_a(void *arg)

@@ -234,7 +234,7 @@ static uint64_t wheel_sleep_until(uint64_t expires)
 		thread_sleep();
 		thread_prepare_sleep();
 	}
-	__atomic_store_n(&ws.thread->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 	timer_delete_sync(&ws.t); /* its callback may still be finishing elsewhere */
 	return READ_ONCE(jiffies);
 }
@@ -463,7 +463,7 @@ static void wait_for_count(struct pair *p, unsigned *counter, unsigned want, enu
 				break;
 			thread_sleep();
 		}
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		thread_cancel_sleep();
 		break;
 	case WK_WAITQ:
 		wait_event(&p->wq, __atomic_load_n(counter, __ATOMIC_ACQUIRE) >= want);

@@ -169,7 +169,7 @@ static int hotplug_thread(void *arg)
 			thread_sleep();
 			continue;
 		}
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		thread_cancel_sleep();
 		watchdog_op_end(&sci_op);
 		if (__atomic_load_n(&powerdown_pending, __ATOMIC_ACQUIRE)) {
 			printk("acpi: power button: powering off\n");

@@ -579,7 +579,7 @@ bool virtio_wait_next(struct virtio_wait *w, struct virtio_dev *d)
 			break;
 		thread_sleep();
 	}
-	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 	return __atomic_exchange_n(&w->reset_pending, 0, __ATOMIC_ACQ_REL) &&
 	       virtio_dev_needs_reset(d);
 }

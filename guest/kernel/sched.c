@@ -448,6 +448,11 @@ void thread_sleep(void)
 	/* A wake-up before the commit left us RUNNABLE; either way we run now. */
 }
 
+void thread_cancel_sleep(void)
+{
+	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+}
+
 bool thread_wake(struct thread *t)
 {
 	unsigned long flags;
@@ -642,7 +647,7 @@ int thread_join(struct thread *t)
 			break;
 		thread_sleep();
 	}
-	__atomic_store_n(&me->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 	/* Dead, maybe still switching away on its CPU (interrupts off there: a short wait). */
 	while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
 		arch_cpu_relax();

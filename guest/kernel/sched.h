@@ -120,6 +120,12 @@ void thread_yield(void);
  */
 void thread_prepare_sleep(void);
 void thread_sleep(void);
+/*
+ * Leave the sleep thread_prepare_sleep() began: the condition came true (before or after
+ * thread_sleep() returned), so the caller is RUNNABLE again and a late wake-up finds
+ * nothing to do (Linux's __set_current_state(TASK_RUNNING)). Thread context.
+ */
+void thread_cancel_sleep(void);
 /* Wake a sleeping thread; returns false if it was not sleeping. Any context. */
 bool thread_wake(struct thread *t);
 /* Change the (base) priority. */

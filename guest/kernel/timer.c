@@ -166,7 +166,7 @@ static int call_owner(unsigned cpu, struct timer_req *r)
 			break;
 		thread_sleep();
 	}
-	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 	return 0;
 #else
 	return smp_call_on_cpu(cpu, req_ipi, r);
@@ -367,7 +367,7 @@ static int timer_thread(void *arg)
 		if (!__atomic_load_n(&b->softirq_pending, __ATOMIC_ACQUIRE) &&
 		    llist_empty(&b->requests))
 			thread_sleep();
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		thread_cancel_sleep();
 		/* Busy before taking: timers_offline_cpu() waits for a batch we hold. */
 		__atomic_store_n(&b->req_busy, 1, __ATOMIC_SEQ_CST);
 		run_requests(b);
