@@ -105,13 +105,13 @@ static void update_curr(struct rq *rq)
 
 static void enqueue(struct rq *rq, struct thread *t, bool head)
 {
-	rqq_enqueue(&rq->queue, &t->rq, head);
+	prioq_add(&rq->queue, &t->rq, head);
 	WRITE_ONCE(rq->nr_running, rq->nr_running + 1);
 }
 
 static void dequeue(struct rq *rq, struct thread *t)
 {
-	rqq_dequeue(&rq->queue, &t->rq);
+	prioq_del(&rq->queue, &t->rq);
 	WRITE_ONCE(rq->nr_running, rq->nr_running - 1);
 }
 
@@ -155,7 +155,7 @@ static unsigned select_cpu(const struct thread *t)
 	for (cpu = cpumask_next(&cpu_online_mask, 0); !cpu_active(best) && cpu < NR_CPUS;
 	     cpu = cpumask_next(&cpu_online_mask, cpu + 1))
 		best = cpu;
-	best_prio = cpu_active(best) ? READ_ONCE(cpu_rq(best)->curr_prio) : SCHED_NR_PRIO;
+	best_prio = cpu_active(best) ? READ_ONCE(cpu_rq(best)->curr_prio) : SCHED_PRIO_MAX + 1;
 	for_each_cpu(cpu, &cpu_online_mask) {
 		struct rq *rq = cpu_rq(cpu);
 		int p;
@@ -276,7 +276,7 @@ static void finish_switch(void)
 static void __schedule(enum sched_mode mode)
 {
 	struct thread *prev, *next;
-	struct rq_entity *e;
+	struct prioq_node *e;
 	unsigned long flags;
 	struct rq *rq;
 	int excess, s;
@@ -323,7 +323,7 @@ static void __schedule(enum sched_mode mode)
 			hand_over(prev, select_cpu(prev));
 		}
 	}
-	e = rqq_peek(&rq->queue);
+	e = prioq_peek(&rq->queue);
 	next = e ? container_of(e, struct thread, rq) : rq->idle;
 	if (e)
 		dequeue(rq, next);
@@ -428,7 +428,7 @@ void sched_tick(void)
 	if (--t->slice_left <= 0) {
 		t->slice_left = RR_SLICE_TICKS;
 		/* Preempted at the head would run again; an expired slice goes to the tail. */
-		if (rqq_top_prio(&this_rq()->queue) >= t->rq.prio) {
+		if (prioq_top_prio(&this_rq()->queue) >= t->rq.prio) {
 			t->rr_expired = true;
 			set_need_resched();
 		}
@@ -498,7 +498,7 @@ void sched_set_effective_prio(struct thread *t, int prio)
 		t->rq.prio = prio;
 		if (t == rq->curr) {
 			update_curr(rq);
-			if (rqq_top_prio(&rq->queue) > prio)
+			if (prioq_top_prio(&rq->queue) > prio)
 				set_need_resched();
 		}
 	}
@@ -562,7 +562,7 @@ struct thread *thread_create(const char *name, int (*fn)(void *), void *arg, int
 		prio = SCHED_PRIO_MIN;
 	if (prio > SCHED_PRIO_MAX)
 		prio = SCHED_PRIO_MAX;
-	rqq_entity_init(&t->rq, prio);
+	prioq_node_init(&t->rq, prio);
 	t->base_prio = prio;
 	t->state = THREAD_NEW;
 	t->policy = SCHED_FIFO;
@@ -668,7 +668,7 @@ int thread_join(struct thread *t)
 static void rq_init(struct rq *rq, struct thread *idle, unsigned cpu)
 {
 	local_lock_init(&rq->lock, "rq.lock");
-	rqq_init(&rq->queue);
+	prioq_init(&rq->queue);
 	/* Statistics survive hotplug: the struct cpu is zeroed once, at its first bring-up. */
 	rq->wake_list.first = NULL;
 	rq->idle = idle;
@@ -683,7 +683,7 @@ static void rq_init(struct rq *rq, struct thread *idle, unsigned cpu)
 	idle->cpu = cpu;
 	idle->state = THREAD_RUNNABLE;
 	idle->policy = SCHED_FIFO;
-	rqq_entity_init(&idle->rq, 0);
+	prioq_node_init(&idle->rq, 0);
 	list_init(&idle->park_node);
 	lockdep_task_init(&idle->lockdep);
 	snprintf(idle->name, sizeof(idle->name), "idle/%u", cpu);
@@ -738,14 +738,14 @@ void sched_start_cpu(void)
 void sched_dying_cpu(void)
 {
 	struct rq *rq = this_rq();
-	struct rq_entity *e;
+	struct prioq_node *e;
 
 	/* Hand-overs that read `online` before this are in the wake list by the time the
 	 * control CPU's sched_dead_cpu() drains it; the queue we empty now. */
 	__atomic_store_n(&rq->online, false, __ATOMIC_SEQ_CST);
 	local_lock_irqs_off(&rq->lock);
 	drain_wake_list(rq);
-	while ((e = rqq_peek(&rq->queue))) {
+	while ((e = prioq_peek(&rq->queue))) {
 		struct thread *t = container_of(e, struct thread, rq);
 
 		dequeue(rq, t);
@@ -854,14 +854,14 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 	 */
 	smp_sync_others();
 	do {
-		struct rq_queue percpu;
-		struct rq_entity *e;
+		struct prioq percpu;
+		struct prioq_node *e;
 
-		rqq_init(&percpu);
+		prioq_init(&percpu);
 		stuck = false;
 		rq = rq_lock_irqsave(&flags);
 		drain_wake_list(rq);
-		while ((e = rqq_peek(&rq->queue))) {
+		while ((e = prioq_peek(&rq->queue))) {
 			struct thread *t = container_of(e, struct thread, rq);
 
 			if (t->migrate_disabled) {
@@ -874,7 +874,7 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 			dequeue(rq, t);
 			if (t->percpu && t->pinned == (int)cpu) {
 				/* Stays until the CPU dies; set aside and requeued below. */
-				rqq_enqueue(&percpu, &t->rq, false);
+				prioq_add(&percpu, &t->rq, false);
 				continue;
 			}
 			moved++;
@@ -885,8 +885,8 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 				hand_over(t, select_cpu(t));
 			}
 		}
-		while ((e = rqq_peek(&percpu))) {
-			rqq_dequeue(&percpu, e);
+		while ((e = prioq_peek(&percpu))) {
+			prioq_del(&percpu, e);
 			enqueue(rq, container_of(e, struct thread, rq), false);
 		}
 		rq_unlock_irqrestore(rq, flags);
@@ -1011,7 +1011,7 @@ uint64_t sched_stuck_ns(uint64_t now_tsc, struct thread **curr)
 	uint64_t since = rq->urgent_tsc;
 
 	*curr = rq->curr;
-	if (!since || rqq_top_prio(&rq->queue) <= rq->curr_prio || now_tsc < since)
+	if (!since || prioq_top_prio(&rq->queue) <= rq->curr_prio || now_tsc < since)
 		return 0;
 	return arch_tsc_to_ns(now_tsc - since);
 }

@@ -19,8 +19,10 @@
 #include "kernel/cpu.h"
 #include "kernel/list.h"
 #include "kernel/lockdep.h"
-#include "kernel/rq.h"
+#include "kernel/prioq.h"
 
+#define SCHED_PRIO_MIN	    0
+#define SCHED_PRIO_MAX	    (PRIOQ_NR_PRIO - 1)
 #define THREAD_ANY_CPU	    (-1)
 #define THREAD_NAME_LEN	    16
 #define THREAD_STACK_SIZE   16384
@@ -42,7 +44,7 @@ enum sched_policy {
 
 struct thread {
 	struct arch_context ctx; /* saved registers while switched out */
-	struct rq_entity rq; /* run-queue link; rq.prio = effective priority */
+	struct prioq_node rq; /* run-queue entry; rq.prio = effective priority */
 	int state; /* enum thread_state, changed with atomics */
 	int base_prio; /* priority before inheritance */
 	int policy;

@@ -12,7 +12,7 @@
 
 #include "kernel/list.h"
 #include "kernel/local_lock.h"
-#include "kernel/rq.h"
+#include "kernel/prioq.h"
 
 struct thread;
 
@@ -30,7 +30,7 @@ struct sched_stats {
 struct rq {
 	local_lock_t lock;
 	/* Guarded by lock, with interrupts off: */
-	struct rq_queue queue; /* runnable threads, not the running one */
+	struct prioq queue; /* runnable threads, not the running one */
 	struct thread *curr;
 	struct thread *idle;
 	struct thread *last; /* switched away from; released by finish_switch() */
