@@ -511,13 +511,17 @@ struct mig_ctl {
 static int mig_controller(void *arg)
 {
 	struct mig_ctl *c = arg;
+	struct sched_stats before, after;
 
 	/* Release both: they become runnable on this CPU, queued behind us (we run at a
 	 * higher priority here), so deactivation finds them on the run queue. */
 	complete(&c->mm->release);
 	complete(&c->mp->release);
 	thread_set_cpu(c->movable, THREAD_ANY_CPU);
-	c->moved = sched_deactivate_cpu(c->cpu);
+	sched_get_stats(c->cpu, &before);
+	sched_deactivate_cpu(c->cpu);
+	sched_get_stats(c->cpu, &after);
+	c->moved = (unsigned)(after.evacuated - before.evacuated);
 	c->pinned_state = c->pinned->state;
 	sched_activate_cpu(c->cpu);
 	return 0;

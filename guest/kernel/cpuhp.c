@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * CPU hotplug in the guest: the table of states (what each step really does), the
- * per-CPU hotplug threads, and the contexts the engine (kernel/cpuhp_engine.c) walks in.
+ * CPU hotplug in the guest: the per-CPU hotplug threads, cpuhp's own steps, and the
+ * contexts the engine (kernel/cpuhp_engine.c) walks the table (kernel/cpuhp_table.c) in.
  *
  * Bring-up: the control thread runs the PREPARE steps, then the bring-up step kicks the
  * CPU. The CPU runs its STARTING steps itself with interrupts off (cpuhp_ap_entry), wakes
@@ -62,20 +62,9 @@ static bool trace_print;
 
 static int hp_thread(void *arg);
 
-/* ---- the steps -------------------------------------------------------------------------- */
+/* ---- cpuhp's own steps (kernel/cpuhp_table.c lists every step) ------------------------- */
 
-static int percpu_prepare(unsigned cpu)
-{
-	return arch_cpu_prepare(cpu);
-}
-
-static int percpu_dead(unsigned cpu)
-{
-	arch_cpu_unprepare(cpu);
-	return 0;
-}
-
-static int threads_prepare(unsigned cpu)
+int cpuhp_threads_prepare(unsigned int cpu)
 {
 	struct hp_percpu *p = &hpc[cpu];
 	char name[16];
@@ -86,29 +75,6 @@ static int threads_prepare(unsigned cpu)
 	p->thread =
 	    kthread_run_on_cpu(name, hp_thread, (void *)(uintptr_t)cpu, CPUHP_THREAD_PRIO, cpu);
 	return p->thread ? 0 : -ENOMEM;
-}
-
-static int sched_prepare(unsigned cpu)
-{
-	return sched_prepare_cpu(cpu, arch_cpu_idle_stack(cpu));
-}
-
-static int sched_dead(unsigned cpu)
-{
-	sched_dead_cpu(cpu);
-	return 0;
-}
-
-static int timers_prepare(unsigned cpu)
-{
-	timers_prepare_cpu(cpu);
-	return 0;
-}
-
-static int timers_dead(unsigned cpu)
-{
-	timers_dead_cpu(cpu); /* every pending timer moves here, expiry kept */
-	return 0;
 }
 
 /* Poll with a growing sleep: the dying CPU cannot wake us (its stack is about to go). */
@@ -132,7 +98,7 @@ static bool wait_flag(const int *flag, uint64_t timeout_ns)
 	return true;
 }
 
-static int bringup_dead(unsigned cpu)
+int cpuhp_wait_dead(unsigned int cpu)
 {
 	if (!wait_flag(&hpc[cpu].dead, CPUHP_DEATH_TIMEOUT)) {
 		pr_warn("cpu %u: did not report itself dead within 10 s\n", cpu);
@@ -142,108 +108,6 @@ static int bringup_dead(unsigned cpu)
 	arch_cpu_dead_cleanup(cpu);
 	return 0;
 }
-
-static int sched_starting(unsigned cpu)
-{
-	(void)cpu;
-	sched_start_cpu();
-	return 0;
-}
-
-static int sched_dying(unsigned cpu)
-{
-	(void)cpu;
-	sched_dying_cpu();
-	return 0;
-}
-
-static int tick_starting(unsigned cpu)
-{
-	(void)cpu;
-	tick_start_cpu();
-	return 0;
-}
-
-static int tick_dying(unsigned cpu)
-{
-	(void)cpu;
-	tick_stop_cpu();
-	return 0;
-}
-
-static int online_mask_set(unsigned cpu)
-{
-	smp_cpu_starting(cpu);
-	cpumask_set(&cpu_online_mask, cpu);
-	return 0;
-}
-
-static int online_mask_clear(unsigned cpu)
-{
-	cpumask_clear(&cpu_online_mask, cpu);
-	smp_cpu_dying(cpu); /* after this nobody can wait on a call to us */
-	return 0;
-}
-
-static int timers_online(unsigned cpu)
-{
-	return timers_online_cpu(cpu);
-}
-
-static int timers_offline(unsigned cpu)
-{
-	timers_offline_cpu(cpu);
-	return 0;
-}
-
-static int watchdog_online(unsigned cpu)
-{
-	return watchdog_online_cpu(cpu);
-}
-
-static int watchdog_offline(unsigned cpu)
-{
-	return watchdog_offline_cpu(cpu);
-}
-
-static int sched_active(unsigned cpu)
-{
-	sched_activate_cpu(cpu);
-	return 0;
-}
-
-static int sched_inactive(unsigned cpu)
-{
-	sched_deactivate_cpu(cpu);
-	return 0;
-}
-
-/*
- * The table. serialize marks steps that must not run on two CPUs at once during a
- * parallel bring-up: sched:active walks the global parked-thread list and calls every
- * online CPU, and dynamic states run code the kernel does not know. Everything else
- * touches the arriving CPU's own data (or takes its own locks).
- */
-static const struct cpuhp_step table[CPUHP_NR_STATES] = {
-	[CPUHP_OFFLINE] = { "offline", NULL, NULL, false },
-	[CPUHP_PERCPU_PREPARE] = { "percpu:prepare", percpu_prepare, percpu_dead, false },
-	[CPUHP_THREADS_PREPARE] = { "threads:prepare", threads_prepare, NULL, false },
-	[CPUHP_SCHED_PREPARE] = { "sched:prepare", sched_prepare, sched_dead, false },
-	[CPUHP_TIMERS_PREPARE] = { "timers:prepare", timers_prepare, timers_dead, false },
-	[CPUHP_BRINGUP_CPU] = { "cpu:bringup", NULL, bringup_dead, false },
-	[CPUHP_AP_OFFLINE] = { "ap:offline", NULL, NULL, false },
-	[CPUHP_AP_ARCH_STARTING] = { "arch:starting", arch_cpu_starting, arch_cpu_dying, false },
-	[CPUHP_AP_SCHED_STARTING] = { "sched:starting", sched_starting, sched_dying, false },
-	[CPUHP_AP_TICK_STARTING] = { "tick:starting", tick_starting, tick_dying, false },
-	[CPUHP_AP_ONLINE_MASK] = { "cpu:online-mask", online_mask_set, online_mask_clear, false },
-	[CPUHP_AP_ONLINE] = { "ap:online", NULL, NULL, false },
-	[CPUHP_AP_ONLINE_IDLE] = { "ap:online-idle", NULL, NULL, false },
-	[CPUHP_AP_TIMERS_ONLINE] = { "timers:online", timers_online, timers_offline, false },
-	[CPUHP_AP_WATCHDOG_ONLINE] = { "watchdog:online", watchdog_online, watchdog_offline,
-				       false },
-	[CPUHP_AP_SCHED_ACTIVE] = { "sched:active", sched_active, sched_inactive, true },
-	[CPUHP_ONLINE] = { "online", NULL, NULL, false },
-};
 
 /* ---- the contexts -------------------------------------------------------------------------- */
 
@@ -418,7 +282,7 @@ void cpuhp_init(void)
 
 	mutex_init(&hp_mutex, "cpuhp");
 	mutex_init(&serial_mutex, "cpuhp.serial");
-	cpuhp_engine_init(&hp, table, &ops, hp_cpus, nr_cpu_ids);
+	cpuhp_engine_init(&hp, cpuhp_table, &ops, hp_cpus, nr_cpu_ids);
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		waitqueue_init(&hpc[cpu].wq, "cpuhp.work");
 		completion_init(&hpc[cpu].done);
@@ -428,7 +292,7 @@ void cpuhp_init(void)
 	hp_cpus[0].state = CPUHP_ONLINE;
 	hp_cpus[0].target = CPUHP_ONLINE;
 	hpc[0].announced = true;
-	if (threads_prepare(0))
+	if (cpuhp_threads_prepare(0))
 		pr_warn("cpuhp: cannot create cpuhp/0\n");
 	if (arch_smp_init()) /* no way to start them: they stay absent */
 		for (cpu = 1; cpu < nr_cpu_ids; cpu++)

@@ -118,7 +118,7 @@ __noreturn void kernel_main(void)
 	sched_init_boot_cpu();
 	time_init();
 	timers_prepare_cpu(0);
-	tick_start_cpu();
+	tick_starting_cpu(0);
 	printk("plugvm-guest: clock event %s at %u kHz, TSC %u kHz, HZ %u\n", arch_timer_mode(),
 	       arch_timer_khz(), arch_tsc_khz(), HZ);
 	if (timers_online_cpu(0))

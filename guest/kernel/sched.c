@@ -701,15 +701,14 @@ void sched_init_boot_cpu(void)
 	arch_set_irq_handler(VEC_RESCHEDULE, resched_ipi, NULL);
 }
 
-int sched_prepare_cpu(unsigned cpu, void *idle_stack)
+int sched_prepare_cpu(unsigned int cpu)
 {
 	struct thread *idle = kzalloc(sizeof(*idle));
-
 	struct llist_node *stale;
 
 	if (!idle)
 		return -ENOMEM;
-	idle->stack = idle_stack;
+	idle->stack = arch_cpu_idle_stack(cpu);
 	/* Its last life's wake list was drained when it died; anything there now was handed
 	 * over too late and would be lost with the list: say so, and place it elsewhere. */
 	stale = llist_del_all(&cpu_table[cpu]->rq.wake_list);
@@ -727,17 +726,19 @@ int sched_prepare_cpu(unsigned cpu, void *idle_stack)
 	return 0;
 }
 
-void sched_start_cpu(void)
+int sched_starting_cpu(unsigned int cpu)
 {
-	struct rq *rq = this_rq();
+	struct rq *rq = this_rq(); /* `cpu`'s: we are that CPU */
 
+	(void)cpu;
 	rq->curr->on_cpu = 1;
 	__atomic_store_n(&rq->online, true, __ATOMIC_SEQ_CST);
+	return 0;
 }
 
-void sched_dying_cpu(void)
+int sched_dying_cpu(unsigned int cpu)
 {
-	struct rq *rq = this_rq();
+	struct rq *rq = this_rq(); /* `cpu`'s: we are that CPU */
 	struct prioq_node *e;
 
 	/* Hand-overs that read `online` before this are in the wake list by the time the
@@ -749,7 +750,7 @@ void sched_dying_cpu(void)
 		struct thread *t = container_of(e, struct thread, rq);
 
 		dequeue(rq, t);
-		if (t->pinned == (int)smp_processor_id() || t->migrate_disabled) {
+		if (t->pinned == (int)cpu || t->migrate_disabled) {
 			park(t);
 		} else {
 			rq->stats.migrations_out++;
@@ -757,6 +758,7 @@ void sched_dying_cpu(void)
 		}
 	}
 	local_unlock_irqs_off(&rq->lock);
+	return 0;
 }
 
 void sched_park_current(void)
@@ -799,14 +801,14 @@ void sched_unpark_percpu(unsigned cpu)
 	unpark(cpu, true);
 }
 
-void sched_dead_cpu(unsigned cpu)
+int sched_dead_cpu(unsigned int cpu)
 {
 	struct rq *rq = cpu_rq(cpu);
 	unsigned long flags;
 	struct llist_node *n;
 
 	if (!rq)
-		return;
+		return 0;
 	/* A wake-up may have been handed over just before the CPU stopped taking them. */
 	flags = arch_irq_save();
 	n = llist_del_all(&rq->wake_list);
@@ -821,12 +823,14 @@ void sched_dead_cpu(unsigned cpu)
 		pr_bug("cpu %u died with %u queued threads\n", cpu, rq->queue.nr);
 	kfree(rq->idle);
 	rq->idle = NULL;
+	return 0;
 }
 
-void sched_activate_cpu(unsigned cpu)
+int sched_activate_cpu(unsigned int cpu)
 {
 	__atomic_store_n(&cpu_rq(cpu)->active, true, __ATOMIC_SEQ_CST);
 	unpark(cpu, false);
+	return 0;
 }
 
 /* A CPU that cannot go down says which thread keeps it (once). */
@@ -839,12 +843,11 @@ static bool warn_deactivate_stuck(unsigned cpu, const struct thread *t)
 	return true;
 }
 
-unsigned sched_deactivate_cpu(unsigned cpu)
+int sched_deactivate_cpu(unsigned int cpu)
 {
 	struct rq *rq = this_rq();
 	unsigned long flags;
 	uint64_t since = arch_now_ns();
-	unsigned moved = 0;
 	bool stuck, warned = false;
 
 	__atomic_store_n(&rq->active, false, __ATOMIC_SEQ_CST);
@@ -877,7 +880,7 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 				prioq_add(&percpu, &t->rq, false);
 				continue;
 			}
-			moved++;
+			rq->stats.evacuated++;
 			if (t->pinned == (int)cpu) {
 				park(t);
 			} else {
@@ -893,7 +896,7 @@ unsigned sched_deactivate_cpu(unsigned cpu)
 		if (stuck)
 			thread_yield_to_lower(); /* it goes at its next switch */
 	} while (stuck);
-	return moved;
+	return 0;
 }
 
 __noreturn void sched_idle(void)

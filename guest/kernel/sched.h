@@ -152,29 +152,35 @@ void sched_tick(void);
  * Boot: turn the running boot context into CPU 0's idle thread (run queue init included).
  */
 void sched_init_boot_cpu(void);
-/* Prepare `cpu`'s run queue and idle thread (control CPU, before the CPU runs). 0 or -ENOMEM. */
-int sched_prepare_cpu(unsigned cpu, void *idle_stack);
-/* Free what sched_prepare_cpu() allocated (control CPU, after the CPU died). */
-void sched_dead_cpu(unsigned cpu);
-/* On the arriving CPU: its idle context becomes current, its per-CPU threads may run
- * (STARTING, interrupts off). */
-void sched_start_cpu(void);
-/* On the dying CPU (STARTING teardown, interrupts off): stop taking even per-CPU threads;
- * park or hand over whatever is still queued. The caller (its hotplug thread) stays. */
-void sched_dying_cpu(void);
+/*
+ * The scheduler's cpuhp steps (kernel/cpuhp_table.c), each returning 0 or -errno.
+ * sched:prepare: `cpu`'s run queue and its idle thread on the CPU's idle stack (control
+ * CPU, before the CPU runs; -ENOMEM). Its teardown frees the idle thread (control CPU,
+ * after the CPU died).
+ */
+int sched_prepare_cpu(unsigned int cpu);
+int sched_dead_cpu(unsigned int cpu);
+/* sched:starting, on the arriving CPU (interrupts off): its idle context becomes current,
+ * its per-CPU threads may run. */
+int sched_starting_cpu(unsigned int cpu);
+/* sched:starting teardown, on the dying CPU (interrupts off): stop taking even per-CPU
+ * threads; park or hand over whatever is still queued. The caller (its hotplug thread)
+ * stays. */
+int sched_dying_cpu(unsigned int cpu);
 /* Resume the per-CPU threads parked for `cpu` (which must be online). */
 void sched_unpark_percpu(unsigned cpu);
 /* Park the running per-CPU thread (interrupts off) until its CPU comes back; returns with
  * interrupts off, on the CPU's next life. */
 void sched_park_current(void);
-/* Let `cpu` take threads, and resume the threads parked for it. */
-void sched_activate_cpu(unsigned cpu);
+/* sched:active: let `cpu` take threads, and resume the threads parked for it. */
+int sched_activate_cpu(unsigned int cpu);
 /*
- * Stop `cpu` taking threads, wait until no CPU can still be handing it one, and move every
- * movable thread it has to other active CPUs; threads pinned to it are parked (not lost).
- * Runs on `cpu` itself (its hotplug thread). Returns the number of threads moved or parked.
+ * sched:active teardown: stop `cpu` taking threads, wait until no CPU can still be handing
+ * it one, and move every movable thread it has to other active CPUs; threads pinned to it
+ * are parked (not lost). Each one moved or parked counts in its sched_stats.evacuated.
+ * Runs on `cpu` itself (its hotplug thread). Returns 0.
  */
-unsigned sched_deactivate_cpu(unsigned cpu);
+int sched_deactivate_cpu(unsigned int cpu);
 /* The idle loop of the calling CPU. */
 __noreturn void sched_idle(void);
 

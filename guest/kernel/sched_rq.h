@@ -25,6 +25,7 @@ struct sched_stats {
 	uint64_t migrations_out; /* threads sent away (hotplug, balancing) */
 	uint64_t idle_entries; /* times the idle loop halted */
 	uint64_t resched_ipis; /* reschedule IPIs received */
+	uint64_t evacuated; /* threads moved away or parked when the CPU stopped being active */
 };
 
 struct rq {

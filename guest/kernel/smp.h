@@ -20,9 +20,12 @@ int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg);
  */
 void smp_sync_others(void);
 
-/* Hotplug, on the CPU itself with interrupts off: start taking calls (before it joins the
- * online mask); stop (after it left the mask), running any call already claimed for it. */
-void smp_cpu_starting(unsigned cpu);
-void smp_cpu_dying(unsigned cpu);
+/*
+ * cpuhp step cpu:online-mask (kernel/cpuhp_table.c), on the CPU itself with interrupts
+ * off: start taking calls, then join cpu_online_mask; the teardown leaves the mask, then
+ * stops taking calls, running any call already claimed for it. Return 0.
+ */
+int smp_cpu_online(unsigned int cpu);
+int smp_cpu_offline(unsigned int cpu);
 
 #endif

@@ -456,7 +456,7 @@ void time_init(void)
 	waitqueue_init(&timers_migrate_wq, "timers_migrate");
 }
 
-void timers_prepare_cpu(unsigned cpu)
+int timers_prepare_cpu(unsigned int cpu)
 {
 	struct timer_base *b = cpu_base(cpu);
 	uint64_t now = update_jiffies();
@@ -477,28 +477,31 @@ void timers_prepare_cpu(unsigned cpu)
 		spin_lock_init(&b->req_lock, "timer_base.req");
 		b->req_lock_ready = true;
 	}
+	return 0;
 }
 
-void tick_start_cpu(void)
+int tick_starting_cpu(unsigned int cpu)
 {
-	struct timer_base *b = this_base();
+	struct timer_base *b = cpu_base(cpu); /* ours: the clock event is this CPU's */
 
 	arch_timer_init_cpu();
 	b->online = true;
 	b->tick_stopped = false;
 	hrtimer_start(&b->tick, jiffies_to_ns(update_jiffies() + 1), HRTIMER_ABS);
+	return 0;
 }
 
-void tick_stop_cpu(void)
+int tick_dying_cpu(unsigned int cpu)
 {
-	struct timer_base *b = this_base();
+	struct timer_base *b = cpu_base(cpu); /* ours: the clock event is this CPU's */
 
 	b->online = false;
 	hrtimer_cancel(&b->tick);
 	arch_timer_stop();
+	return 0;
 }
 
-int timers_online_cpu(unsigned cpu)
+int timers_online_cpu(unsigned int cpu)
 {
 #ifdef CONFIG_PREEMPT_RT
 	struct timer_base *b = cpu_base(cpu);
@@ -522,7 +525,7 @@ int timers_online_cpu(unsigned cpu)
 #endif
 }
 
-void timers_offline_cpu(unsigned cpu)
+int timers_offline_cpu(unsigned int cpu)
 {
 #ifdef CONFIG_PREEMPT_RT
 	struct timer_base *b = cpu_base(cpu);
@@ -543,8 +546,9 @@ void timers_offline_cpu(unsigned cpu)
 			thread_yield_to_lower();
 	} while (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST) || !llist_empty(&b->requests));
 #else
-	(void)cpu; /* cross-CPU calls close with the online mask (smp_cpu_dying) */
+	(void)cpu; /* cross-CPU calls close with the online mask (smp_cpu_offline) */
 #endif
+	return 0;
 }
 
 /* Point every timer queued in w at `cpu` (before the wheel moves them there). */
@@ -569,7 +573,7 @@ static void retarget(struct timer_wheel *w, unsigned cpu)
 	}
 }
 
-unsigned timers_dead_cpu(unsigned cpu)
+int timers_dead_cpu(unsigned int cpu)
 {
 	struct timer_base *dead = cpu_base(cpu), *b;
 	struct wheel_timer *wt;
@@ -599,9 +603,9 @@ unsigned timers_dead_cpu(unsigned cpu)
 	if (moved && wheel_due(b, now))
 		raise_timer_softirq(b);
 	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
-	moved += hrtimers_dead_cpu(cpu);
+	hrtimers_dead_cpu(cpu);
 	wake_up_all(&timers_migrate_wq);
-	return moved;
+	return 0;
 }
 
 void timer_get_stats(unsigned cpu, struct wheel_stats *wheel, struct timer_cpu_stats *base)

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * guest/kernel/cpuhp_engine.c: the CPU hotplug state engine, with a fake arch layer that
- * plays the arriving CPU and its hotplug thread synchronously. Every callback is logged as
- * (cpu, state, up); the tests check, for every pair of resting states and every injected
+ * guest/kernel/cpuhp_engine.c: the CPU hotplug state engine walking the guest's own table
+ * (guest/kernel/cpuhp_table.c), with a fake arch layer that plays the arriving CPU and its
+ * hotplug thread synchronously. Every callback (a fake, tests/unit/cpuhp_fakes.c) is logged
+ * as (cpu, state, up); the tests check, for every pair of resting states and every injected
  * failure point, the exact callback sequence, the final state, and that every startup is
  * matched by its teardown in reverse order (the log is a well-nested stack).
  */
 #include "unit.h"
 
-#include "kernel/cpuhp_engine.h"
+#include "kernel/cpuhp.h"
+#include "tests/unit/cpuhp_fakes.h"
 
 #define NCPU	4
 #define LOG_MAX 4096
@@ -28,62 +30,13 @@ static unsigned kicks, waits, serial_depth, serial_max;
 /* Interleaving check for parallel bring-up: the log index of each kick. */
 static unsigned kick_at[NCPU];
 
-static int rec(unsigned cpu, int state, bool up)
+/* Every callback of the guest's table (tests/unit/cpuhp_fakes.c) lands here. */
+int cpuhp_fake(unsigned int cpu, int state, bool up)
 {
 	assert_true(nlog < LOG_MAX);
 	log_[nlog++] = (struct rec){ cpu, state, up, up && state == real_fail_state };
 	return log_[nlog - 1].failed ? -ENOMEM : 0;
 }
-
-#define CB(n)                                                   \
-	__attribute__((unused)) static int up_##n(unsigned cpu) \
-	{                                                       \
-		return rec(cpu, n, true);                       \
-	}                                                       \
-	static int down_##n(unsigned cpu)                       \
-	{                                                       \
-		return rec(cpu, n, false);                      \
-	}
-CB(1)
-CB(2)
-CB(3)
-CB(4)
-CB(9)
-CB(11)
-CB(12)
-CB(13)
-CB(14)
-CB(17)
-CB(18)
-CB(27)
-_Static_assert(CPUHP_PERCPU_PREPARE == 1 && CPUHP_TIMERS_PREPARE == 4 &&
-		   CPUHP_BP_PREPARE_DYN == 5 && CPUHP_BRINGUP_CPU == 9 &&
-		   CPUHP_AP_ARCH_STARTING == 11 && CPUHP_AP_ONLINE_MASK == 14 &&
-		   CPUHP_AP_TIMERS_ONLINE == 17 && CPUHP_AP_WATCHDOG_ONLINE == 18 &&
-		   CPUHP_AP_ONLINE_DYN == 19 && CPUHP_AP_SCHED_ACTIVE == 27 && CPUHP_ONLINE == 28,
-	       "the fake table below follows the state list");
-
-#define STEP(n, nm, ser) [n] = { nm, up_##n, down_##n, ser }
-static const struct cpuhp_step table[CPUHP_NR_STATES] = {
-	[CPUHP_OFFLINE] = { "offline", NULL, NULL, false },
-	STEP(1, "percpu:prepare", false),
-	STEP(2, "threads:prepare", false),
-	STEP(3, "sched:prepare", false),
-	STEP(4, "timers:prepare", false),
-	/* the bring-up step: the engine kicks; its teardown waits for the death */
-	[CPUHP_BRINGUP_CPU] = { "cpu:bringup", NULL, down_9, false },
-	[CPUHP_AP_OFFLINE] = { "ap:offline", NULL, NULL, false },
-	STEP(11, "arch:starting", false),
-	STEP(12, "sched:starting", false),
-	STEP(13, "tick:starting", false),
-	STEP(14, "cpu:online-mask", true),
-	[CPUHP_AP_ONLINE] = { "ap:online", NULL, NULL, false },
-	[CPUHP_AP_ONLINE_IDLE] = { "ap:online-idle", NULL, NULL, false },
-	STEP(17, "timers:online", false),
-	STEP(18, "watchdog:online", false),
-	STEP(27, "sched:active", true),
-	[CPUHP_ONLINE] = { "online", NULL, NULL, false },
-};
 
 static uint64_t now_ns(void)
 {
@@ -177,7 +130,7 @@ static struct cpuhp_cpu cpus[NCPU];
 static int setup(void **state)
 {
 	(void)state;
-	cpuhp_engine_init(&eng, table, &ops, cpus, NCPU);
+	cpuhp_engine_init(&eng, cpuhp_table, &ops, cpus, NCPU);
 	nlog = 0;
 	real_fail_state = -1;
 	kicks = waits = serial_depth = serial_max = ntrace = 0;
@@ -187,7 +140,7 @@ static int setup(void **state)
 
 static bool has_cb(int s, bool up)
 {
-	return up ? table[s].startup != NULL : table[s].teardown != NULL;
+	return up ? cpuhp_table[s].startup != NULL : cpuhp_table[s].teardown != NULL;
 }
 
 /* Expected log of a clean walk from `from` to `to` on cpu. */

@@ -227,15 +227,19 @@ void arch_crash(const char *kind, size_t len);
 
 /* ---- boot ------------------------------------------------------------------------------- */
 
-/* Secondary CPUs (see kernel/cpuhp.c for the states that call these). */
+/*
+ * Secondary CPUs. The cpuhp steps (kernel/cpuhp_table.c) return 0 or -errno:
+ * percpu:prepare (control CPU: per-CPU area and stacks) and its teardown (after death:
+ * free the stacks); arch:starting and arch:dying (the CPU itself, interrupts off).
+ */
 int arch_smp_init(void); /* boot CPU, once: the start-up trampoline */
-int arch_cpu_prepare(unsigned cpu); /* control CPU: per-CPU area and stacks */
-void arch_cpu_unprepare(unsigned cpu); /* control CPU, after death: free the stacks */
+int arch_cpu_prepare(unsigned int cpu);
+int arch_cpu_unprepare(unsigned int cpu);
+int arch_cpu_starting(unsigned int cpu);
+int arch_cpu_dying(unsigned int cpu);
 void *arch_cpu_idle_stack(unsigned cpu);
 int arch_cpu_kick(unsigned cpu); /* control CPU: start it (INIT-SIPI-SIPI) */
 void arch_cpu_dead_cleanup(unsigned cpu); /* control CPU, after death */
-int arch_cpu_starting(unsigned cpu); /* the CPU itself, interrupts off */
-int arch_cpu_dying(unsigned cpu); /* the CPU itself, interrupts off */
 __attribute__((noreturn)) void arch_cpu_dead(int *dead); /* store 1 to *dead, halt */
 
 #endif

@@ -83,16 +83,17 @@ int arch_cpu_prepare(unsigned cpu)
 	return 0;
 }
 
-void arch_cpu_unprepare(unsigned cpu)
+int arch_cpu_unprepare(unsigned int cpu)
 {
 	struct cpu *c = cpu_table[cpu];
 
 	if (!c)
-		return;
+		return 0;
 	page_free(c->arch.stack, CPU_STACK_SIZE / PAGE_SIZE);
 	page_free(c->arch.ist_stack, IST_STACK_SIZE / PAGE_SIZE);
 	c->arch.stack = NULL;
 	c->arch.ist_stack = NULL;
+	return 0;
 }
 
 void *arch_cpu_idle_stack(unsigned cpu)
