@@ -4,7 +4,7 @@
 
 #include "arch.h"
 #include "drivers/acpi.h"
-#include "drivers/acpi_cphp.h"
+#include "drivers/acpi_cpu_hotplug.h"
 #include "ioapic.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
@@ -91,7 +91,7 @@ static void insert(uint32_t slot, int cpu)
 	uint64_t t0 = arch_now_ns();
 	int err = -ENODEV; /* an APIC ID the MADT does not list */
 
-	cphp_clear_insert(slot);
+	acpi_cpu_hotplug_clear_insert(slot);
 	watchdog_op_begin(&request_op, 0, "acpi-hotplug: bring-up of cpu %d (slot %u)", cpu, slot);
 	if (cpu >= 0) {
 		cpumask_set(&cpu_present_mask, (unsigned)cpu);
@@ -102,7 +102,7 @@ static void insert(uint32_t slot, int cpu)
 	send_report(cpu, PLUGVM_HOTPLUG_OP_ONLINE, err, arch_now_ns() - t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "failed to come up" : "online", err);
-	cphp_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
+	acpi_cpu_hotplug_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
 	watchdog_op_end(&request_op);
 }
 
@@ -119,7 +119,7 @@ static void remove(uint32_t slot, int cpu)
 	int err;
 
 	if (remove_policy == REMOVE_IGNORE) {
-		cphp_clear_remove(slot);
+		acpi_cpu_hotplug_clear_remove(slot);
 		printk("acpi-hotplug: slot %u: removal request ignored (policy)\n", slot);
 		return;
 	}
@@ -128,16 +128,16 @@ static void remove(uint32_t slot, int cpu)
 			  slot);
 	/* Never the boot CPU (or an unknown one); -EPERM is the -1 the host has always seen. */
 	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -EPERM : cpu_down((unsigned)cpu);
-	cphp_clear_remove(slot);
+	acpi_cpu_hotplug_clear_remove(slot);
 	send_report(cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, arch_now_ns() - t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "refused to go" : "offline, ejecting", err);
 	if (!err) {
 		cpumask_clear(&cpu_present_mask, (unsigned)cpu);
-		cphp_ost(slot, OST_EV_EJECT_REQUEST, OST_SUCCESS);
-		cphp_eject(slot); /* last: the hypervisor may stop the vCPU now */
+		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_SUCCESS);
+		acpi_cpu_hotplug_eject(slot); /* last: the hypervisor may stop the vCPU now */
 	} else {
-		cphp_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
+		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
 	}
 	watchdog_op_end(&request_op);
 }
@@ -147,13 +147,13 @@ static void handle_events(void)
 {
 	int slot;
 
-	while ((slot = cphp_next_event(0)) >= 0) {
-		uint8_t f = cphp_slot_flags((uint32_t)slot);
-		int cpu = cpu_from_apic_id(cphp_slot_apic_id((uint32_t)slot));
+	while ((slot = acpi_cpu_hotplug_next_event(0)) >= 0) {
+		uint8_t f = acpi_cpu_hotplug_slot_flags((uint32_t)slot);
+		int cpu = cpu_from_apic_id(acpi_cpu_hotplug_slot_apic_id((uint32_t)slot));
 
-		if (f & CPHP_FLAG_INSERT)
+		if (f & ACPI_CPU_HOTPLUG_INSERT)
 			insert((uint32_t)slot, cpu);
-		else if (f & CPHP_FLAG_REMOVE)
+		else if (f & ACPI_CPU_HOTPLUG_REMOVE)
 			remove((uint32_t)slot, cpu);
 		__atomic_add_fetch(&nr_events, 1, __ATOMIC_RELEASE);
 	}
@@ -188,7 +188,7 @@ int acpi_hotplug_start(void)
 		pr_warn("acpi-hotplug: no GPE0 block: CPU hotplug off\n");
 		return -ENODEV;
 	}
-	if (cphp_probe()) {
+	if (acpi_cpu_hotplug_probe()) {
 		pr_warn("acpi-hotplug: no CPU hotplug block at %#x: CPU hotplug off\n",
 			PLUGVM_PORT_CPUHP);
 		return -ENODEV;
