@@ -5,7 +5,6 @@
  */
 #include "apps/selftest.h"
 #include "arch.h"
-#include "drivers/acpi.h"
 #include "drivers/acpi_cpu_hotplug.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
@@ -15,7 +14,6 @@
 #include "kernel/smp.h"
 #include "kernel/string.h"
 #include "plugvm_abi.h"
-#include "x86.h"
 
 struct percpu_probe {
 	unsigned expect_cpu;
@@ -251,7 +249,7 @@ static int test_direct_start_checks(void)
 	struct plugvm_start_ctx ctx __attribute__((aligned(8)));
 	unsigned i;
 
-	if (!plugvm_feature(PLUGVM_FEATURE_DIRECT_START)) {
+	if (!arch_plugvm_feature(PLUGVM_FEATURE_DIRECT_START)) {
 		selftest_report("no plugvm direct start here: nothing to check");
 		return 0;
 	}

@@ -2,9 +2,9 @@
 /* QEMU's ACPI CPU hotplug register block, register level (see acpi_cpu_hotplug.h). */
 #include "drivers/acpi_cpu_hotplug.h"
 
+#include "arch.h"
 #include "kernel/errno.h"
 #include "plugvm_abi.h"
-#include "x86.h"
 
 #define REG_SEL	  0x0 /* write: selector; read: command data 2 */
 #define REG_FLAGS 0x4 /* read: status; write: control */

@@ -3,9 +3,7 @@
 #include "drivers/acpi_hotplug.h"
 
 #include "arch.h"
-#include "drivers/acpi.h"
 #include "drivers/acpi_cpu_hotplug.h"
-#include "ioapic.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
@@ -15,7 +13,6 @@
 #include "kernel/string.h"
 #include "kernel/watchdog.h"
 #include "plugvm_abi.h"
-#include "x86.h"
 
 CMDLINE_PARAM(remove, .name = "acpi_hotplug.remove", .kind = CMDLINE_ENUM,
 	      .choices = "allow|refuse|ignore");
@@ -205,15 +202,13 @@ int acpi_hotplug_start(void)
 			pr_warn("acpi-hotplug: acpi_hotplug.remove=%.*s: not allow/refuse/ignore\n",
 				(int)len, p);
 	}
-	have_report = plugvm_feature(PLUGVM_FEATURE_HOTPLUG_REPORT);
+	have_report = arch_plugvm_feature(PLUGVM_FEATURE_HOTPLUG_REPORT);
 	gpe_sts_port = ai->gpe0_blk;
 	gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;
 	hp_thread_ptr = thread_run("acpi-hotplug", hotplug_thread, NULL, HOTPLUG_THREAD_PRIO, 0);
 	if (!hp_thread_ptr)
 		return -ENOMEM;
-	arch_set_irq_handler(VEC_IRQ_BASE + ai->sci_gsi, sci_irq, NULL);
-	ioapic_route(ai->sci_gsi, VEC_IRQ_BASE + ai->sci_gsi, cpu_apic_ids[0], ai->sci_level,
-		     ai->sci_active_low);
+	arch_request_irq(ai->sci_gsi, ai->sci_level, ai->sci_active_low, sci_irq, NULL);
 	/* Events latched before we listened (e.g. a CPU added during boot) are handled now. */
 	outb((uint16_t)gpe_en_port, inb((uint16_t)gpe_en_port) | GPE_CPU_HOTPLUG);
 	if (ai->pm1a_evt_blk && ai->pm1_evt_len >= 4) {

@@ -10,7 +10,6 @@
 #include <linux/virtio_mmio.h>
 
 #include "arch.h"
-#include "ioapic.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
@@ -20,7 +19,6 @@
 #include "kernel/string.h"
 #include "plugvm_abi.h"
 #include "plugvm_virtio.h"
-#include "x86.h"
 
 CMDLINE_PARAM(device, .name = "virtio_mmio.device", .kind = CMDLINE_STRING, .repeat = true);
 
@@ -98,7 +96,7 @@ unsigned virtio_mmio_probe(void)
 		add_device(base, size, gsi);
 	}
 	/* Announced by the CPUID leaf only: plugvm's fixed slots (plugvm_virtio.h). */
-	if (!nr_devs && plugvm_feature(PLUGVM_FEATURE_VIRTIO))
+	if (!nr_devs && arch_plugvm_feature(PLUGVM_FEATURE_VIRTIO))
 		for (i = 0; i < 2; i++)
 			add_device(PLUGVM_VIRTIO_MMIO_BASE + i * PLUGVM_VIRTIO_MMIO_STRIDE,
 				   PLUGVM_VIRTIO_MMIO_SIZE, PLUGVM_VIRTIO_GSI_BASE + i);
@@ -282,9 +280,7 @@ void virtio_dev_set_irq(struct virtio_dev *d, virtio_irq_fn fn, void *arg)
 {
 	d->irq_fn = fn;
 	d->irq_arg = arg;
-	arch_set_irq_handler(VEC_IRQ_BASE + d->gsi, virtio_irq, d);
-	/* CPU 0 never goes offline, so the route never needs moving. */
-	ioapic_route(d->gsi, VEC_IRQ_BASE + d->gsi, cpu_apic_ids[0], true, false);
+	arch_request_irq(d->gsi, true, false, virtio_irq, d); /* gsi checked by add_device() */
 }
 
 /* ---- split virtqueues ----------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the guest's ACPI parser (guest/drivers/acpi.c) over input bytes placed
+ * libFuzzer target: the guest's ACPI parser (guest/arch/x86/acpi.c) over input bytes placed
  * as guest memory at the ACPI base (0xe0000). Byte 0 picks how the RSDP is found: bit 0
  * set, by the BIOS search; clear, at 0xe0000 directly. The seeds are tables built by the
  * VMM, so mutations walk the whole RSDP -> XSDT/RSDT -> FADT/MADT/DSDT chain.
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "arch.h"
-#include "drivers/acpi.h"
+#include "guest/arch/x86/acpi.h"
 
 #define ACPI_BASE 0xe0000ull
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The VMM's ACPI builder (vmm/x86/acpi.c) cross-checked with the guest's parser
- * (guest/drivers/acpi.c): tables built into a buffer that acpi_os_map() presents as the
+ * (guest/arch/x86/acpi.c): tables built into a buffer that acpi_os_map() presents as the
  * guest's first MiB, parsed back for several CPU counts, then corrupted one way at a time
  * to check that the parser refuses (with a warning) rather than trusts or crashes.
  */
@@ -11,7 +11,7 @@
 
 #include "acpi_tables.h"
 #include "arch.h"
-#include "drivers/acpi.h"
+#include "guest/arch/x86/acpi.h"
 #include "kernel/errno.h"
 #include "kernel/printk.h"
 #include "plugvm_abi.h"

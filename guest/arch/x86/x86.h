@@ -1,57 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* x86 instruction wrappers for the arch layer (not for kernel/: it uses arch.h). */
+/* x86 instruction wrappers for the arch layer (not for kernel/ or drivers/: they use arch.h). */
 #ifndef PLUGVM_GUEST_X86_H
 #define PLUGVM_GUEST_X86_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch.h" /* port I/O */
 #include "plugvm_abi.h"
-
-static inline void outb(uint16_t port, uint8_t v)
-{
-	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline void outw(uint16_t port, uint16_t v)
-{
-	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline void outl(uint16_t port, uint32_t v)
-{
-	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline uint8_t inb(uint16_t port)
-{
-	uint8_t v;
-
-	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline uint16_t inw(uint16_t port)
-{
-	uint16_t v;
-
-	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t v;
-
-	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-/* String output: one VM exit for the whole burst under KVM. */
-static inline void outsb(uint16_t port, const void *p, unsigned long n)
-{
-	__asm__ volatile("rep outsb" : "+S"(p), "+c"(n) : "d"(port) : "memory");
-}
 
 static inline uint64_t rdmsr(uint32_t msr)
 {

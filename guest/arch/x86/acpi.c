@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* ACPI static tables (no AML interpreter): FADT, MADT, DSDT \_S5. Pure C over acpi_os_map(). */
-#include "drivers/acpi.h"
+#include "acpi.h"
 
 #include "kernel/compiler.h"
 #include "kernel/errno.h"
