@@ -70,9 +70,8 @@ guest_layer guest/kernel "kernel/ may include kernel/, common/ and arch.h only" 
 # shellcheck disable=SC2086
 guest_layer guest/arch/x86 "arch/ may include kernel/, common/ and its own headers only" \
 	'kernel/*' $arch_headers
-# TODO(#13): drivers/agent.c still includes apps/workload.h until the agent service moves out.
 guest_layer guest/drivers "drivers/ may include kernel/, drivers/, common/ and arch.h only" \
-	'kernel/*' 'drivers/*' 'apps/workload.h' arch.h
+	'kernel/*' 'drivers/*' arch.h
 guest_layer guest/apps "apps/ may include kernel/, drivers/, apps/, common/ and arch.h only" \
 	'kernel/*' 'drivers/*' 'apps/*' arch.h
 

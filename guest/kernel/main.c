@@ -7,6 +7,7 @@
  */
 #include "kernel/main.h"
 
+#include "apps/agent_service.h"
 #include "apps/selftest.h"
 #include "arch.h"
 #include "drivers/acpi_hotplug.h"
@@ -87,7 +88,7 @@ static int init_main(void *arg)
 	crash_from_cmdline();
 	virtio_console_start();
 	/* After the boot bring-up: the agent's session (and its events) starts here. */
-	agent_start();
+	agent_service_start();
 	acpi_hotplug_start(); /* CPUs may come and go from now on */
 	st = selftest_run_cmdline();
 	/* `selftest.stay`: keep running afterwards, for a host that checks the aftermath. */
