@@ -4,6 +4,7 @@
 
 #include "kernel/bug.h"
 #include "kernel/cmdline.h"
+#include "kernel/cpu.h"
 #include "kernel/lockdep.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
@@ -39,13 +40,23 @@ void selftest_report(const char *fmt, ...)
 	printk("selftest %s: %s\n", current ? current->name : "?", line);
 }
 
+unsigned selftest_other_cpu(unsigned except)
+{
+	unsigned cpu, pick = except;
+
+	for_each_cpu(cpu, &cpu_online_mask)
+		if (cpu != except)
+			pick = cpu;
+	return pick;
+}
+
 static bool run_one(const struct selftest *t)
 {
 	int ret;
 
 	current = t;
 	fail_reason[0] = '\0';
-	ret = t->fn();
+	ret = t->fn ? t->fn() : t->fn_arg(t->arg);
 	if (ret == 0 && !fail_reason[0]) {
 		printk("selftest %s: pass\n", t->name);
 	} else {

@@ -53,17 +53,6 @@ static void lat_report(const char *what, const struct lat *l)
 			(unsigned long)arch_tsc_to_ns(avg));
 }
 
-/* The highest-numbered online CPU other than `except` (or `except` itself when alone). */
-static unsigned other_cpu(unsigned except)
-{
-	unsigned cpu, pick = except;
-
-	for_each_cpu(cpu, &cpu_online_mask)
-		if (cpu != except)
-			pick = cpu;
-	return pick;
-}
-
 /* Busy-wait until *flag becomes non-zero or `ns` pass; returns whether it did. */
 static bool spin_until(volatile int *flag, uint64_t ns)
 {
@@ -221,13 +210,8 @@ static int high_main(void *arg)
 
 	for (;;) {
 		/* Sleep until a new wake-up is posted (a spurious return just sleeps again). */
-		for (;;) {
-			thread_prepare_sleep();
-			if (wt->stop || __atomic_load_n(&wt->wakes, __ATOMIC_ACQUIRE) != seen)
-				break;
-			thread_sleep();
-		}
-		thread_cancel_sleep();
+		thread_wait_until(wt->stop ||
+				  __atomic_load_n(&wt->wakes, __ATOMIC_ACQUIRE) != seen);
 		if (wt->stop)
 			break;
 		seen = __atomic_load_n(&wt->wakes, __ATOMIC_ACQUIRE);
@@ -279,7 +263,7 @@ static int low_main(void *arg)
 static int wake_latency(int from_irq)
 {
 	unsigned self = smp_processor_id();
-	unsigned target = from_irq ? other_cpu(self) : other_cpu(self);
+	unsigned target = from_irq ? selftest_other_cpu(self) : selftest_other_cpu(self);
 	struct wake_test *wt = kzalloc(sizeof(*wt));
 	struct thread *low;
 	int ret = 0;
@@ -345,17 +329,8 @@ static int wake_latency(int from_irq)
 	return ret;
 }
 
-static int test_sched_wake_irq(void)
-{
-	return wake_latency(1);
-}
-SELFTEST("sched_wake_irq", test_sched_wake_irq);
-
-static int test_sched_wake_ipi(void)
-{
-	return wake_latency(0);
-}
-SELFTEST("sched_wake_ipi", test_sched_wake_ipi);
+SELFTEST_ARG("sched_wake_irq", wake_latency, 1);
+SELFTEST_ARG("sched_wake_ipi", wake_latency, 0);
 
 /* ---- sched_preempt_sleep: preempted between prepare_sleep and the check, still wakes ----------- */
 
@@ -403,7 +378,7 @@ static int ps_low(void *arg)
 
 static int test_sched_preempt_sleep(void)
 {
-	unsigned target = other_cpu(smp_processor_id());
+	unsigned target = selftest_other_cpu(smp_processor_id());
 	struct ps_test *ps = kzalloc(sizeof(*ps));
 	struct thread *low;
 	int ret = 0;
@@ -529,7 +504,7 @@ static int mig_controller(void *arg)
 
 static int test_sched_migrate(void)
 {
-	unsigned cpu = other_cpu(0);
+	unsigned cpu = selftest_other_cpu(0);
 	struct mig_test mm, mp;
 	struct mig_ctl c;
 	struct thread *ctl;
@@ -702,7 +677,7 @@ static int lp_low(void *arg)
 
 static int lock_preempt(int need_lock)
 {
-	unsigned cpu = other_cpu(0);
+	unsigned cpu = selftest_other_cpu(0);
 	struct lp_test lp;
 	struct thread *low;
 
@@ -742,17 +717,8 @@ static int lock_preempt(int need_lock)
 	return 0;
 }
 
-static int test_lock_preempt(void)
-{
-	return lock_preempt(0);
-}
-SELFTEST("lock_preempt", test_lock_preempt);
-
-static int test_lock_pi(void)
-{
-	return lock_preempt(1);
-}
-SELFTEST("lock_pi", test_lock_pi);
+SELFTEST_ARG("lock_preempt", lock_preempt, 0);
+SELFTEST_ARG("lock_pi", lock_preempt, 1);
 
 #ifdef CONFIG_LOCKDEP
 /* ---- lock_inversion: the validator reports A-then-B against B-then-A -------------------------- */
@@ -798,13 +764,7 @@ struct pingpong {
 
 static void pp_wait_turn(struct pingpong *pp, int me)
 {
-	for (;;) {
-		thread_prepare_sleep();
-		if (__atomic_load_n(&pp->turn, __ATOMIC_ACQUIRE) == me)
-			break;
-		thread_sleep();
-	}
-	thread_cancel_sleep();
+	thread_wait_until(__atomic_load_n(&pp->turn, __ATOMIC_ACQUIRE) == me);
 }
 
 static int pp_a(void *arg)
@@ -859,7 +819,7 @@ static uint64_t pingpong(unsigned ca, unsigned cb, unsigned rounds)
 static int test_sched_bench(void)
 {
 	const unsigned loops = 2000, rounds = 200;
-	unsigned cpu = other_cpu(0), i;
+	unsigned cpu = selftest_other_cpu(0), i;
 	uint64_t t0, ctxsw, ipi, ll, llirq, sl;
 	unsigned long flags;
 	struct spinlock s = SPINLOCK_INIT("bench.spin");

@@ -7,6 +7,7 @@
  */
 #include "apps/workload.h"
 
+#include "apps/selftest.h" /* selftest_rand() */
 #include "arch.h"
 #include "kernel/compiler.h"
 #include "kernel/errno.h"
@@ -44,12 +45,6 @@ static uint32_t wl_id, wl_next_id = 1, wl_kind, wl_period_us;
 static uint64_t wl_t0;
 static volatile int wl_stop;
 
-static uint32_t next_rand(uint32_t *s)
-{
-	*s = *s * 1664525u + 1013904223u;
-	return *s >> 8;
-}
-
 static void wl_timer_fn(struct timer_list *t)
 {
 	struct wl_timer *w = container_of(t, struct wl_timer, t);
@@ -63,7 +58,7 @@ static void storm(struct wl_thread *w)
 
 	for (i = 0; i < WL_TIMERS; i++) {
 		struct wl_timer *wt = &w->timers[i];
-		bool short_one = next_rand(&w->seed) % 16 == 0;
+		bool short_one = selftest_rand(&w->seed) % 16 == 0;
 
 		if (timer_pending(&wt->t)) {
 			if (!timer_delete(&wt->t))
@@ -74,9 +69,9 @@ static void storm(struct wl_thread *w)
 			continue; /* its callback is running right now */
 		}
 		w->armed++;
-		timer_add(&wt->t,
-			  jiffies +
-			      (short_one ? 1 : ns_to_jiffies(5000000) + next_rand(&w->seed) % 96));
+		timer_add(&wt->t, jiffies + (short_one ? 1
+						       : ns_to_jiffies(5000000) +
+							     selftest_rand(&w->seed) % 96));
 	}
 }
 

@@ -568,14 +568,8 @@ void virtio_wait_request_reset(struct virtio_wait *w)
 
 bool virtio_wait_next(struct virtio_wait *w, struct virtio_dev *d)
 {
-	for (;;) {
-		thread_prepare_sleep();
-		if (__atomic_exchange_n(&w->rx_pending, 0, __ATOMIC_ACQ_REL) ||
-		    __atomic_load_n(&w->reset_pending, __ATOMIC_ACQUIRE))
-			break;
-		thread_sleep();
-	}
-	thread_cancel_sleep();
+	thread_wait_until(__atomic_exchange_n(&w->rx_pending, 0, __ATOMIC_ACQ_REL) ||
+			  __atomic_load_n(&w->reset_pending, __ATOMIC_ACQUIRE));
 	return __atomic_exchange_n(&w->reset_pending, 0, __ATOMIC_ACQ_REL) &&
 	       virtio_dev_needs_reset(d);
 }

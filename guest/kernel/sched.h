@@ -128,6 +128,22 @@ void thread_sleep(void);
  * nothing to do (Linux's __set_current_state(TASK_RUNNING)). Thread context.
  */
 void thread_cancel_sleep(void);
+/*
+ * Sleep until `cond` is true: prepare, check, sleep, and check again after every wake-up
+ * (which may be spurious); whoever makes `cond` true then calls thread_wake() on us.
+ * `cond` is read with the ordering it spells out (__atomic_load_n(..., ACQUIRE) for a
+ * flag). Thread context, preemption enabled.
+ */
+#define thread_wait_until(cond)                 \
+	do {                                    \
+		for (;;) {                      \
+			thread_prepare_sleep(); \
+			if (cond)               \
+				break;          \
+			thread_sleep();         \
+		}                               \
+		thread_cancel_sleep();          \
+	} while (0)
 /* Wake a sleeping thread; returns false if it was not sleeping. Any context. */
 bool thread_wake(struct thread *t);
 /* Change the (base) priority. */

@@ -119,13 +119,7 @@ int thread_join(struct thread *t)
 	int code;
 
 	__atomic_store_n(&t->joiner, me, __ATOMIC_SEQ_CST);
-	for (;;) {
-		thread_prepare_sleep();
-		if (__atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == THREAD_DEAD)
-			break;
-		thread_sleep();
-	}
-	thread_cancel_sleep();
+	thread_wait_until(__atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == THREAD_DEAD);
 	/* Dead, maybe still switching away on its CPU (interrupts off there: a short wait). */
 	while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
 		arch_cpu_relax();

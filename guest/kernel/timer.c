@@ -160,13 +160,7 @@ static int call_owner(unsigned cpu, struct timer_req *r)
 	llist_add(&r->node, &b->requests);
 	spin_unlock_irqrestore(&b->req_lock, flags);
 	thread_wake(b->thread);
-	for (;;) {
-		thread_prepare_sleep();
-		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
-			break;
-		thread_sleep();
-	}
-	thread_cancel_sleep();
+	thread_wait_until(__atomic_load_n(&r->done, __ATOMIC_ACQUIRE));
 	return 0;
 #else
 	return smp_call_on_cpu(cpu, req_ipi, r);
