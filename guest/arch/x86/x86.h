@@ -62,37 +62,19 @@ static inline bool plugvm_feature(uint32_t bit)
 	return plugvm_info(&r) && (r.edx & bit);
 }
 
-static inline uint64_t read_cr2(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr2, %0" : "=r"(v));
-	return v;
-}
-
-static inline uint64_t read_cr3(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr3, %0" : "=r"(v));
-	return v;
-}
-
-static inline uint64_t read_cr0(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr0, %0" : "=r"(v));
-	return v;
-}
-
-static inline uint64_t read_cr4(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr4, %0" : "=r"(v));
-	return v;
-}
+/* read_cr0(), read_cr2(), read_cr3(), read_cr4(): a control register. */
+#define DEFINE_READ_CR(n)                                         \
+	static inline uint64_t read_cr##n(void)                   \
+	{                                                         \
+		uint64_t v;                                       \
+                                                                  \
+		__asm__ volatile("mov %%cr" #n ", %0" : "=r"(v)); \
+		return v;                                         \
+	}
+DEFINE_READ_CR(0)
+DEFINE_READ_CR(2)
+DEFINE_READ_CR(3)
+DEFINE_READ_CR(4)
 
 struct desc_ptr {
 	uint16_t limit;
