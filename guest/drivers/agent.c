@@ -283,11 +283,12 @@ int agent_device_release(void)
 
 void agent_get_stats(struct agent_stats *st)
 {
-	st->requests = __atomic_load_n(&stats.requests, __ATOMIC_RELAXED);
-	st->replies = __atomic_load_n(&stats.replies, __ATOMIC_RELAXED);
-	st->events = __atomic_load_n(&stats.events, __ATOMIC_RELAXED);
-	st->events_dropped = __atomic_load_n(&stats.events_dropped, __ATOMIC_RELAXED);
-	st->malformed = __atomic_load_n(&stats.malformed, __ATOMIC_RELAXED);
-	st->skipped_bytes = __atomic_load_n(&stats.skipped_bytes, __ATOMIC_RELAXED);
-	st->resets = __atomic_load_n(&stats.resets, __ATOMIC_RELAXED);
+	const uint64_t *from = (const uint64_t *)&stats;
+	uint64_t *to = (uint64_t *)st;
+	size_t i;
+
+	/* Every field is a uint64_t counter, each updated with atomics. */
+	_Static_assert(sizeof(*st) % sizeof(uint64_t) == 0, "agent_stats: counters only");
+	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }

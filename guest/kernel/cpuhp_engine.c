@@ -270,6 +270,46 @@ int cpuhp_engine_set_target(struct cpuhp_engine *e, unsigned cpu, int target)
 	return ret;
 }
 
+/*
+ * Parallel bring-up, first half for one CPU: its PREPARE steps here on the control side,
+ * then the kick; it is then `pending` until kicked_wait(). A CPU already running is left
+ * for the second half.
+ */
+static void prepare_and_kick(struct cpuhp_engine *e, unsigned cpu, int target)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	int ret;
+
+	c->pending = false;
+	if (c->state != CPUHP_BRINGUP_CPU - 1 && c->state >= CPUHP_BRINGUP_CPU)
+		return; /* already running: walked in the second half */
+	begin(c);
+	c->target = target;
+	ret = walk_local_up(e, cpu, CPUHP_BRINGUP_CPU - 1);
+	if (!ret)
+		ret = kick(e, cpu);
+	if (ret)
+		roll_back(e, cpu, ret);
+	else
+		c->pending = true;
+}
+
+/* Second half: wait for a kicked CPU (or walk one that was running). True if it got there. */
+static bool kicked_wait(struct cpuhp_engine *e, unsigned cpu, int target)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	int ret;
+
+	if (!c->pending)
+		return c->state >= CPUHP_BRINGUP_CPU && !cpuhp_state_atomic(c->state) &&
+		       cpuhp_engine_set_target(e, cpu, target) == 0;
+	c->pending = false;
+	ret = e->ops->wait_up(e, cpu);
+	if (ret)
+		roll_back(e, cpu, ret);
+	return !ret;
+}
+
 unsigned cpuhp_engine_bringup(struct cpuhp_engine *e, const unsigned *cpus, unsigned n, int target,
 			      bool parallel)
 {
@@ -282,46 +322,13 @@ unsigned cpuhp_engine_bringup(struct cpuhp_engine *e, const unsigned *cpus, unsi
 			ok += cpuhp_engine_set_target(e, cpus[i], target) == 0;
 		return ok;
 	}
-	/* Every CPU's PREPARE steps on this (control) side, then all the kicks. */
-	for (i = 0; i < n; i++) {
-		struct cpuhp_cpu *c;
-		int ret;
-
-		if (cpus[i] >= e->nr_cpus)
-			continue;
-		c = &e->cpus[cpus[i]];
-		c->pending = false;
-		if (c->state != CPUHP_BRINGUP_CPU - 1 && c->state >= CPUHP_BRINGUP_CPU)
-			continue; /* already running: walked below */
-		begin(c);
-		c->target = target;
-		ret = walk_local_up(e, cpus[i], CPUHP_BRINGUP_CPU - 1);
-		if (!ret)
-			ret = kick(e, cpus[i]);
-		if (ret)
-			roll_back(e, cpus[i], ret);
-		else
-			c->pending = true;
-	}
-	for (i = 0; i < n; i++) {
-		struct cpuhp_cpu *c;
-		int ret;
-
-		if (cpus[i] >= e->nr_cpus)
-			continue;
-		c = &e->cpus[cpus[i]];
-		if (!c->pending) {
-			if (c->state >= CPUHP_BRINGUP_CPU && !cpuhp_state_atomic(c->state))
-				ok += cpuhp_engine_set_target(e, cpus[i], target) == 0;
-			continue;
-		}
-		c->pending = false;
-		ret = e->ops->wait_up(e, cpus[i]);
-		if (ret)
-			roll_back(e, cpus[i], ret);
-		else
-			ok++;
-	}
+	/* Every CPU's PREPARE steps on this (control) side, then all the kicks, then the waits. */
+	for (i = 0; i < n; i++)
+		if (cpus[i] < e->nr_cpus)
+			prepare_and_kick(e, cpus[i], target);
+	for (i = 0; i < n; i++)
+		if (cpus[i] < e->nr_cpus)
+			ok += kicked_wait(e, cpus[i], target);
 	return ok;
 }
 
