@@ -25,17 +25,6 @@ void *acpi_os_map(uint64_t pa, uint64_t len)
 	return (void *)(image + (pa - ACPI_BASE));
 }
 
-/* The scheduler hooks spinlocks call (printk takes the console lock); no scheduler here. */
-void preempt_schedule(void);
-bool need_resched(void);
-__attribute__((weak)) void preempt_schedule(void)
-{
-}
-__attribute__((weak)) bool need_resched(void)
-{
-	return false;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

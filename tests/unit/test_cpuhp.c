@@ -466,17 +466,10 @@ static void test_timings_and_trace(void **state)
 	assert_true(ntrace > 20);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_names_and_targets, setup),
-		cmocka_unit_test_setup(test_every_pair, setup),
-		cmocka_unit_test_setup(test_every_failure, setup),
-		cmocka_unit_test_setup(test_real_failure, setup),
-		cmocka_unit_test_setup(test_parallel_bringup, setup),
-		cmocka_unit_test_setup(test_dynamic_states, setup),
-		cmocka_unit_test_setup(test_timings_and_trace, setup),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup(test_names_and_targets, setup),
+	  cmocka_unit_test_setup(test_every_pair, setup),
+	  cmocka_unit_test_setup(test_every_failure, setup),
+	  cmocka_unit_test_setup(test_real_failure, setup),
+	  cmocka_unit_test_setup(test_parallel_bringup, setup),
+	  cmocka_unit_test_setup(test_dynamic_states, setup),
+	  cmocka_unit_test_setup(test_timings_and_trace, setup))

@@ -197,15 +197,6 @@ static void test_random_sequences(void **state)
 		random_run(seeds[i], 64, 20000);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty),
-		cmocka_unit_test(test_priority_then_fifo),
-		cmocka_unit_test(test_head_insertion),
-		cmocka_unit_test(test_bitmap_words),
-		cmocka_unit_test(test_random_sequences),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_empty), cmocka_unit_test(test_priority_then_fifo),
+	  cmocka_unit_test(test_head_insertion), cmocka_unit_test(test_bitmap_words),
+	  cmocka_unit_test(test_random_sequences))
