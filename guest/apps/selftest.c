@@ -2,6 +2,7 @@
 /* The self-test registry and runner (`selftest=NAME[,NAME...]`, `all`, `list`). */
 #include "apps/selftest.h"
 
+#include "arch.h"
 #include "kernel/bug.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
@@ -48,6 +49,32 @@ unsigned selftest_other_cpu(unsigned except)
 		if (cpu != except)
 			pick = cpu;
 	return pick;
+}
+
+#define VEC_SELFTEST 0xe0
+
+static void (*irq_fn)(void *);
+static void *irq_arg;
+
+static void selftest_irq(unsigned vector, void *arg)
+{
+	(void)vector;
+	(void)arg;
+	if (irq_fn)
+		irq_fn(irq_arg);
+}
+
+void selftest_irq_set(void (*fn)(void *), void *arg)
+{
+	irq_fn = fn;
+	irq_arg = arg;
+	if (fn)
+		arch_set_irq_handler(VEC_SELFTEST, selftest_irq, NULL);
+}
+
+void selftest_irq_raise(void)
+{
+	arch_send_ipi(this_cpu()->apic_id, VEC_SELFTEST);
 }
 
 static bool run_one(const struct selftest *t)

@@ -47,6 +47,14 @@ void selftest_report(const char *fmt, ...) __printf(1, 2);
 unsigned selftest_other_cpu(unsigned except);
 
 /*
+ * The self-tests' interrupt: selftest_irq_set(fn, arg) makes its vector call fn(arg)
+ * (interrupts off; NULL: nothing), selftest_irq_raise() sends it to the running CPU (a
+ * self-IPI: an interrupt at a chosen point of a thread).
+ */
+void selftest_irq_set(void (*fn)(void *), void *arg);
+void selftest_irq_raise(void);
+
+/*
  * The pseudo-random numbers of the self-tests (and of apps/workload.c): xorshift32, the
  * same sequence for the same seed; a zero state is replaced by a fixed non-zero one.
  */
