@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Timer-wheel glue, the tick and tickless idle (see timer.h for the design). Locking: a
- * CPU's timer base is touched by that CPU only, under base->lock (local_lock_irqsave: in
- * the default build interrupts off, in the RT build a sleeping lock in thread context);
- * other CPUs ask the owner (IPI, or in RT the owner's timer thread). The idle loop reads
- * the wheels' next expiry without the lock: that value is never later than the truth.
+ * Timer-wheel glue: timer_list on per-CPU wheels, expiry, requests from other CPUs, the
+ * timers' hotplug (see timer.h for the design; the tick and jiffies are tick.c's).
+ * Locking: a CPU's timer base is touched by that CPU only, under base->lock
+ * (local_lock_irqsave: in the default build interrupts off, in the RT build a sleeping
+ * lock in thread context); other CPUs ask the owner (IPI, or in RT the owner's timer
+ * thread). The idle loop reads the wheels' next expiry without the lock: that value is
+ * never later than the truth.
  */
 #include "kernel/timer.h"
 
@@ -16,35 +18,10 @@
 #include "kernel/sched.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
+#include "kernel/timer_internal.h"
 #include "kernel/wait.h"
 
-CMDLINE_PARAM(hz, .name = "hz", .kind = CMDLINE_UINT, .min = 10, .max = 10000);
-
 #define TIMER_THREAD_PRIO 50
-
-uint64_t jiffies;
-unsigned HZ = 1000;
-static uint64_t tick_ns = 1000000;
-
-uint64_t ns_to_jiffies(uint64_t ns)
-{
-	return ns / tick_ns;
-}
-
-uint64_t jiffies_to_ns(uint64_t j)
-{
-	return j * tick_ns;
-}
-
-static struct timer_base *this_base(void)
-{
-	return &this_cpu()->tmr;
-}
-
-static struct timer_base *cpu_base(unsigned cpu)
-{
-	return &cpu_table[cpu]->tmr;
-}
 
 static unsigned timer_cpu(const struct timer_list *t)
 {
@@ -54,18 +31,6 @@ static unsigned timer_cpu(const struct timer_list *t)
 static struct timer_wheel *wheel_of(struct timer_base *b, const struct timer_list *t)
 {
 	return &b->wheel[(t->wt.flags & TIMER_DEFERRABLE) ? 1 : 0];
-}
-
-/* jiffies follows the clock; any CPU may advance it, nobody moves it back. */
-static uint64_t update_jiffies(void)
-{
-	uint64_t j = ns_to_jiffies(arch_now_ns()),
-		 cur = __atomic_load_n(&jiffies, __ATOMIC_RELAXED);
-
-	while (cur < j && !__atomic_compare_exchange_n(&jiffies, &cur, j, true, __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
-		;
-	return cur < j ? j : cur;
 }
 
 /* ---- operations on this CPU's base ----------------------------------------------------------- */
@@ -102,7 +67,7 @@ static bool local_op(enum timer_op op, struct timer_list *t, uint64_t expires, b
 		 * went to level 1 and fired up to 8 jiffies late). Forwarding stops at the next
 		 * pending bucket, so nothing queued is skipped.
 		 */
-		wheel_forward(w, update_jiffies());
+		wheel_forward(w, jiffies_update());
 		if (wheel_timer_pending(&t->wt)) {
 			was = wheel_mod(w, &t->wt, expires);
 		} else {
@@ -280,7 +245,7 @@ static void run_timers(void)
 	struct timer_base *b;
 	struct wheel_timer *wt;
 	unsigned long flags;
-	uint64_t now = update_jiffies();
+	uint64_t now = jiffies_update();
 
 	local_lock_irqsave(&this_cpu()->tmr.lock, flags);
 	b = this_base();
@@ -302,13 +267,13 @@ static void run_timers(void)
 	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
 }
 
-static bool wheel_due(struct timer_base *b, uint64_t now)
+bool timers_due(struct timer_base *b, uint64_t now)
 {
 	return now >= READ_ONCE(b->wheel[0].next_expiry) ||
 	       now >= READ_ONCE(b->wheel[1].next_expiry) || !wheel_list_empty(&b->expired);
 }
 
-static void raise_timer_softirq(struct timer_base *b)
+void timers_raise_softirq(struct timer_base *b)
 {
 	__atomic_store_n(&b->softirq_pending, 1, __ATOMIC_RELEASE);
 #ifdef CONFIG_PREEMPT_RT
@@ -373,87 +338,18 @@ static int timer_thread(void *arg)
 }
 #endif
 
-/* ---- the tick ------------------------------------------------------------------------------------ */
-
-static enum hrtimer_restart tick_fn(struct hrtimer *h)
-{
-	struct timer_base *b = this_base();
-	uint64_t now;
-
-	b->stats.ticks++;
-	b->tick_stopped = false; /* an idle wake-up for the wheel restarts ticking */
-	now = update_jiffies();
-	sched_tick();
-	if (wheel_due(b, now))
-		raise_timer_softirq(b);
-	hrtimer_forward(h, arch_now_ns(), tick_ns);
-	return HRTIMER_RESTART;
-}
-
-static void clock_event_irq(unsigned vector, void *arg)
-{
-	(void)vector;
-	(void)arg;
-	hrtimer_interrupt();
-}
-
-void tick_idle_enter(void)
-{
-	struct timer_base *b = this_base();
-	uint64_t now, next_hr, next_wheel, next_j;
-
-	if (!b->online || b->tick_stopped)
-		return;
-	now = arch_now_ns();
-	next_hr = hrtimer_next_expiry_except(&b->tick);
-	next_j = READ_ONCE(b->wheel[0].next_expiry); /* deferrable timers do not wake us */
-	next_wheel = next_j == WHEEL_NO_TIMER ? UINT64_MAX : jiffies_to_ns(next_j);
-	if (wheel_due(b, ns_to_jiffies(now)))
-		return;
-	if ((next_hr < UINT64_MAX && next_hr - now <= tick_ns) ||
-	    (next_wheel < UINT64_MAX && next_wheel <= now + tick_ns))
-		return; /* something is due within a tick: keep ticking */
-	b->tick_stopped = true;
-	b->stats.idle_tick_stops++;
-	if (next_wheel < UINT64_MAX)
-		hrtimer_start(&b->tick, next_wheel, HRTIMER_ABS); /* wake for the wheel */
-	else
-		hrtimer_cancel(&b->tick); /* the clock event is left to other hrtimers */
-}
-
-void tick_idle_exit(void)
-{
-	struct timer_base *b = this_base();
-	uint64_t now;
-
-	if (!b->tick_stopped)
-		return;
-	b->tick_stopped = false;
-	now = update_jiffies();
-	if (wheel_due(b, now))
-		raise_timer_softirq(b);
-	hrtimer_start(&b->tick, jiffies_to_ns(now + 1), HRTIMER_ABS);
-}
-
 /* ---- boot and hotplug ---------------------------------------------------------------------------- */
 
 void time_init(void)
 {
-	HZ = (unsigned)cmdline_uint("hz", 1000);
-	if (HZ < 10 || HZ > 10000) {
-		pr_warn("hz=%u out of range 10..10000, using 1000\n", HZ);
-		HZ = 1000;
-	}
-	tick_ns = 1000000000ull / HZ;
-	jiffies = ns_to_jiffies(arch_now_ns());
-	arch_set_irq_handler(VEC_LAPIC_TIMER, clock_event_irq, NULL);
+	tick_init();
 	waitqueue_init(&timers_migrate_wq, "timers_migrate");
 }
 
 int timers_prepare_cpu(unsigned int cpu)
 {
 	struct timer_base *b = cpu_base(cpu);
-	uint64_t now = update_jiffies();
+	uint64_t now = jiffies_update();
 
 	local_lock_init(&b->lock, "timer_base.lock");
 	wheel_init(&b->wheel[0], now);
@@ -465,33 +361,12 @@ int timers_prepare_cpu(unsigned int cpu)
 	b->softirq_pending = 0;
 	b->requests.first = NULL;
 	memset(&b->stats, 0, sizeof(b->stats));
-	hrtimer_init(&b->tick, tick_fn);
+	hrtimer_init(&b->tick, tick_hrtimer_fn);
 	hrtimers_prepare_cpu(cpu);
 	if (!b->req_lock_ready) { /* once: a caller may still hold it from a past life */
 		spin_lock_init(&b->req_lock, "timer_base.req");
 		b->req_lock_ready = true;
 	}
-	return 0;
-}
-
-int tick_starting_cpu(unsigned int cpu)
-{
-	struct timer_base *b = cpu_base(cpu); /* ours: the clock event is this CPU's */
-
-	arch_timer_init_cpu();
-	b->online = true;
-	b->tick_stopped = false;
-	hrtimer_start(&b->tick, jiffies_to_ns(update_jiffies() + 1), HRTIMER_ABS);
-	return 0;
-}
-
-int tick_dying_cpu(unsigned int cpu)
-{
-	struct timer_base *b = cpu_base(cpu); /* ours: the clock event is this CPU's */
-
-	b->online = false;
-	hrtimer_cancel(&b->tick);
-	arch_timer_stop();
 	return 0;
 }
 
@@ -578,7 +453,7 @@ int timers_dead_cpu(unsigned int cpu)
 	local_lock_irqsave(&this_cpu()->tmr.lock, flags);
 	b = this_base();
 	self = smp_processor_id();
-	now = update_jiffies();
+	now = jiffies_update();
 	/* The dead CPU runs nothing: its base is ours to empty without its lock. */
 	for (i = 0; i < 2; i++) {
 		retarget(&dead->wheel[i], self);
@@ -594,8 +469,8 @@ int timers_dead_cpu(unsigned int cpu)
 		moved++;
 	}
 	b->stats.migrated_in += moved;
-	if (moved && wheel_due(b, now))
-		raise_timer_softirq(b);
+	if (moved && timers_due(b, now))
+		timers_raise_softirq(b);
 	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
 	hrtimers_dead_cpu(cpu);
 	wake_up_all(&timers_migrate_wq);
