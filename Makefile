@@ -68,16 +68,17 @@ GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-s
 	-Wl,-z,noexecstack -Wl,-T,guest/arch/x86/guest.ld
 
 GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S switch.S boot.c \
-	gdt.c idt.c traps.c lapic.c lapic_timer.c ioapic.c tsc.c smp.c power.c crash.c string.c \
-	context.c)
+	acpi.c gdt.c idt.c traps.c lapic.c lapic_timer.c ioapic.c tsc.c smp.c power.c crash.c \
+	string.c context.c)
 GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c bug.c cmdline.c mm.c panic.c cpu.c \
-	smp.c sched.c rq.c wait.c mutex.c local_lock.c lockdep.c timer.c hrtimer.c timer_wheel.c \
-	timerqueue.c cpuhp.c cpuhp_engine.c watchdog.c)
-GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi.c acpi_cphp.c acpi_hotplug.c \
+	smp.c sched.c sched_hotplug.c sched_debug.c thread.c prioq.c wait.c mutex.c local_lock.c \
+	lockdep.c lockdep_report.c timer.c tick.c hrtimer.c timer_wheel.c timerqueue.c cpuhp.c \
+	cpuhp_engine.c cpuhp_table.c watchdog.c)
+GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi_cpu_hotplug.c acpi_hotplug.c \
 	virtio_mmio.c virtio_console.c agent.c)
-GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_sched.c \
-	selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c selftest_watchdog.c \
-	selftest_torture.c workload.c)
+GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
+	selftest_sched.c selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c \
+	selftest_watchdog.c selftest_torture.c agent_service.c workload.c)
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
 # build (build/rt/guest.elf, PREEMPT_RT-style local_lock), both with the lock validator;

@@ -4,11 +4,11 @@
 BENCHES += wheel
 
 build/bench/bench_wheel: bench/wheel/bench_wheel.c bench/wheel/heap.c bench/wheel/heap.h \
-		guest/kernel/timer_wheel.c guest/kernel/timer_wheel.h
+		guest/kernel/timer_wheel.c guest/kernel/timer_wheel.h tests/unit/splitmix.h
 	@mkdir -p $(@D)
 	@echo "  CCLD    $@"
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-		-Wmissing-prototypes -Iguest -Icommon -Ibench/wheel -o $@ \
+		-Wmissing-prototypes -Iguest -Icommon -Ibench/wheel -I. -o $@ \
 		bench/wheel/bench_wheel.c bench/wheel/heap.c guest/kernel/timer_wheel.c
 
 .PHONY: bench-wheel

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Enforce who may include what (DESIGN.md "Layout", STYLE.md "Boundaries"):
+# Enforce who may include what (DESIGN.md "Layout", STYLE.md "Boundaries", docs/architecture.md):
 #  - common/*.h include only <stdint.h> and <stddef.h>;
 #  - vmm/ and guest/ never include each other's headers;
-#  - guest/kernel/ includes only kernel/ headers, common/ headers and "arch.h" (kernel/main.c,
-#    the boot sequence, may also call into drivers/ and apps/).
+#  - the guest is layered kernel/ <- arch/ <- drivers/ <- apps/ (each may include what is
+#    left of it, never what is right of it), and only arch/ sees the arch's own headers:
+#      guest/kernel/   kernel/, common/ and "arch.h" (kernel/main.c, the boot sequence, may
+#                      also call into drivers/ and apps/);
+#      guest/arch/x86/ kernel/, common/ and its own headers (never drivers/ or apps/);
+#      guest/drivers/  kernel/, drivers/, common/ and "arch.h" (never apps/, x86.h, ...);
+#      guest/apps/     kernel/, drivers/, apps/, common/ and "arch.h".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -33,20 +38,41 @@ for f in $(find guest -name '*.[chS]'); do
 	fi
 done
 
-for f in guest/kernel/*.[ch]; do
-	while read -r inc; do
-		hdr=$(sed -E 's/.*"([^"]+)".*/\1/' <<<"$inc")
-		case "$hdr" in
-		kernel/*|arch.h) continue ;;
-		esac
-		if grep -qx "$hdr" <<<"$common_headers"; then
-			continue
-		fi
-		if [ "$f" = guest/kernel/main.c ] && [[ "$hdr" == apps/* || "$hdr" == drivers/* ]]; then
-			continue
-		fi
-		bad "$f" "includes \"$hdr\" (kernel/ may include kernel/, common/ and arch.h only)"
-	done < <(grep -E '^\s*#\s*include\s*"' "$f")
-done
+arch_headers=$(cd guest/arch/x86 && ls *.h)
+
+# guest_layer FOLDER DESCRIPTION PATTERN...: every quoted include of FOLDER's files must
+# match one of the shell patterns, or be a common/ header.
+guest_layer() {
+	local dir=$1 what=$2 f inc hdr pat ok
+	shift 2
+	for f in $(find "$dir" -maxdepth 1 -name '*.[chS]'); do
+		while read -r inc; do
+			hdr=$(sed -E 's/.*"([^"]+)".*/\1/' <<<"$inc")
+			ok=0
+			for pat in "$@"; do
+				# shellcheck disable=SC2254
+				case "$hdr" in
+				$pat) ok=1 ;;
+				esac
+			done
+			if grep -qx "$hdr" <<<"$common_headers"; then
+				ok=1
+			fi
+			if [ "$f" = guest/kernel/main.c ] && [[ "$hdr" == apps/* || "$hdr" == drivers/* ]]; then
+				ok=1
+			fi
+			[ $ok = 1 ] || bad "$f" "includes \"$hdr\" ($what)"
+		done < <(grep -E '^\s*#\s*include\s*"' "$f")
+	done
+}
+
+guest_layer guest/kernel "kernel/ may include kernel/, common/ and arch.h only" 'kernel/*' arch.h
+# shellcheck disable=SC2086
+guest_layer guest/arch/x86 "arch/ may include kernel/, common/ and its own headers only" \
+	'kernel/*' $arch_headers
+guest_layer guest/drivers "drivers/ may include kernel/, drivers/, common/ and arch.h only" \
+	'kernel/*' 'drivers/*' arch.h
+guest_layer guest/apps "apps/ may include kernel/, drivers/, apps/, common/ and arch.h only" \
+	'kernel/*' 'drivers/*' 'apps/*' arch.h
 
 exit $fail

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The cpuhp engine's own cost, on the host: guest/kernel/cpuhp_engine.c compiled unchanged,
- * driving a table shaped like the guest's (the same states with callbacks) whose callbacks
- * do nothing, so what is counted is the walking: state bookkeeping, timing, tracing hooks.
+ * driving the guest's own table (guest/kernel/cpuhp_table.c) whose callbacks are fakes that
+ * do nothing (tests/unit/cpuhp_fakes.c built with CPUHP_FAKES_NOP), so what is counted is
+ * the walking: state bookkeeping, timing, tracing hooks.
  *
  *   bench_engine [--callgrind up|down|cycle] [N]
  *
@@ -14,36 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernel/cpuhp_engine.h"
+#include "kernel/cpuhp.h"
 
 #define NCPU 4
-
-static int nop(unsigned cpu)
-{
-	(void)cpu;
-	return 0;
-}
-
-/* The guest's table (guest/kernel/cpuhp.c), callbacks replaced by nop. */
-static const struct cpuhp_step table[CPUHP_NR_STATES] = {
-	[CPUHP_OFFLINE] = { "offline", NULL, NULL, false },
-	[CPUHP_PERCPU_PREPARE] = { "percpu:prepare", nop, nop, false },
-	[CPUHP_THREADS_PREPARE] = { "threads:prepare", nop, NULL, false },
-	[CPUHP_SCHED_PREPARE] = { "sched:prepare", nop, nop, false },
-	[CPUHP_TIMERS_PREPARE] = { "timers:prepare", nop, nop, false },
-	[CPUHP_BRINGUP_CPU] = { "cpu:bringup", NULL, nop, false },
-	[CPUHP_AP_OFFLINE] = { "ap:offline", NULL, NULL, false },
-	[CPUHP_AP_ARCH_STARTING] = { "arch:starting", nop, nop, false },
-	[CPUHP_AP_SCHED_STARTING] = { "sched:starting", nop, nop, false },
-	[CPUHP_AP_TICK_STARTING] = { "tick:starting", nop, nop, false },
-	[CPUHP_AP_ONLINE_MASK] = { "cpu:online-mask", nop, nop, false },
-	[CPUHP_AP_ONLINE] = { "ap:online", NULL, NULL, false },
-	[CPUHP_AP_ONLINE_IDLE] = { "ap:online-idle", NULL, NULL, false },
-	[CPUHP_AP_TIMERS_ONLINE] = { "timers:online", nop, nop, false },
-	[CPUHP_AP_WATCHDOG_ONLINE] = { "watchdog:online", nop, nop, false },
-	[CPUHP_AP_SCHED_ACTIVE] = { "sched:active", nop, nop, true },
-	[CPUHP_ONLINE] = { "online", NULL, NULL, false },
-};
 
 static uint64_t clock_ns;
 
@@ -154,7 +128,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_engine [--callgrind up|down|cycle] [N>0]\n");
 		return 2;
 	}
-	cpuhp_engine_init(&eng, table, &ops, cpus, NCPU);
+	cpuhp_engine_init(&eng, cpuhp_table, &ops, cpus, NCPU);
 	for (i = 0; i < NCPU; i++)
 		cpus[i].state = CPUHP_ONLINE;
 	if (cg) {

@@ -18,28 +18,13 @@
 #include "heap.h"
 #include "kernel/compiler.h"
 #include "kernel/timer_wheel.h"
+#include "tests/unit/splitmix.h"
 
 #define T0	     ((uint64_t)1 << 24) /* start of time: keeps "before the window" positive */
 #define TIMEOUT_BITS 16 /* timeouts log-uniform in [1, 2^16) jiffies: 1 ms .. 65 s */
 #define CANCEL_PCT   93 /* lifetimes ending before expiry (the seed article's 93%) */
 
 enum kind { WHEEL, HEAP };
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return rnd() % n;
-}
 
 /* Piecewise log-uniform in [2^lo, 2^hi): uniform octave, uniform within it. */
 static uint64_t rnd_octaves(unsigned lo, unsigned hi)

@@ -2,8 +2,10 @@
 /* The self-test registry and runner (`selftest=NAME[,NAME...]`, `all`, `list`). */
 #include "apps/selftest.h"
 
+#include "arch.h"
 #include "kernel/bug.h"
 #include "kernel/cmdline.h"
+#include "kernel/cpu.h"
 #include "kernel/lockdep.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
@@ -39,13 +41,49 @@ void selftest_report(const char *fmt, ...)
 	printk("selftest %s: %s\n", current ? current->name : "?", line);
 }
 
+unsigned selftest_other_cpu(unsigned except)
+{
+	unsigned cpu, pick = except;
+
+	for_each_cpu(cpu, &cpu_online_mask)
+		if (cpu != except)
+			pick = cpu;
+	return pick;
+}
+
+#define VEC_SELFTEST 0xe0
+
+static void (*irq_fn)(void *);
+static void *irq_arg;
+
+static void selftest_irq(unsigned vector, void *arg)
+{
+	(void)vector;
+	(void)arg;
+	if (irq_fn)
+		irq_fn(irq_arg);
+}
+
+void selftest_irq_set(void (*fn)(void *), void *arg)
+{
+	irq_fn = fn;
+	irq_arg = arg;
+	if (fn)
+		arch_set_irq_handler(VEC_SELFTEST, selftest_irq, NULL);
+}
+
+void selftest_irq_raise(void)
+{
+	arch_send_ipi(this_cpu()->apic_id, VEC_SELFTEST);
+}
+
 static bool run_one(const struct selftest *t)
 {
 	int ret;
 
 	current = t;
 	fail_reason[0] = '\0';
-	ret = t->fn();
+	ret = t->fn ? t->fn() : t->fn_arg(t->arg);
 	if (ret == 0 && !fail_reason[0]) {
 		printk("selftest %s: pass\n", t->name);
 	} else {

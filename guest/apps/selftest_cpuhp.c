@@ -23,12 +23,6 @@ CMDLINE_PARAM(cycle_rounds, .name = "cpuhp.cycle_rounds", .kind = CMDLINE_UINT, 
 
 static const char *const section_names[] = { "prepare", "starting", "online" };
 
-static uint32_t rng(uint32_t *s)
-{
-	*s = *s * 1103515245u + 12345u;
-	return *s >> 8;
-}
-
 /* The non-boot CPUs that are present, in `list`; returns how many. */
 static unsigned hotpluggable(unsigned *list)
 {
@@ -204,7 +198,7 @@ static int cycle_worker_main(void *arg)
 		w->sum += cycle_work(w->id, i);
 		w->cpus_seen |= 1ull << (raw_smp_processor_id() % 64);
 		if (i % 3 == 0)
-			sleep_ns(200000 + rng(&seed) % 1500000);
+			sleep_ns(200000 + selftest_rand(&seed) % 1500000);
 		else
 			thread_yield();
 	}
@@ -222,7 +216,7 @@ static void arm_cycle_timers(uint32_t *seed, const unsigned *cpus, unsigned n)
 		memset(c, 0, sizeof(*c));
 		timer_setup(&c->t, cycle_timer_fn, i % 8 == 1 ? TIMER_DEFERRABLE : 0);
 		c->armed = jiffies;
-		c->expires = c->armed + 5 + rng(seed) % 600;
+		c->expires = c->armed + 5 + selftest_rand(seed) % 600;
 		if (timer_add_on(&c->t, c->expires, cpu))
 			timer_add(&c->t, c->expires); /* that CPU is away right now */
 	}
@@ -277,7 +271,7 @@ static int test_cpuhp_cycle(void)
 				ret = check_cpu(cpu, CPUHP_ONLINE, "after cpu_up");
 			/* Cancel a few timers wherever they are now. */
 			if (!ret) {
-				unsigned k = rng(&seed) % CYCLE_TIMERS;
+				unsigned k = selftest_rand(&seed) % CYCLE_TIMERS;
 
 				if (timer_delete(&ctimers[k].t))
 					ctimers[k].cancelled = true;
@@ -399,7 +393,7 @@ static int test_cpuhp_walk(void)
 		if (walk_to(cpu, rest[i]))
 			return -1;
 	for (i = 0; i < 24; i++, steps++) /* random jumps */
-		if (walk_to(cpu, rest[rng(&seed) % nrest]))
+		if (walk_to(cpu, rest[selftest_rand(&seed) % nrest]))
 			return -1;
 	if (walk_to(cpu, CPUHP_ONLINE) || check_usable(cpu))
 		return -1;

@@ -43,12 +43,6 @@ static struct churn_worker workers[CHURN_WORKERS];
 static struct churn_timer ctimers[CHURN_TIMERS];
 static volatile int churn_stop;
 
-static uint32_t next_rand(uint32_t *s)
-{
-	*s = *s * 1664525u + 1013904223u;
-	return *s >> 8;
-}
-
 static uint64_t work(unsigned id, unsigned i)
 {
 	return (uint64_t)id * 2654435761u + (uint64_t)i * i + 7;
@@ -62,7 +56,7 @@ static int worker_main(void *arg)
 	while (!READ_ONCE(churn_stop)) {
 		w->sum += work(w->id, w->iterations++);
 		w->cpus_seen |= 1ull << (raw_smp_processor_id() % 64);
-		sleep_ns(100000 + next_rand(&seed) % 800000);
+		sleep_ns(100000 + selftest_rand(&seed) % 800000);
 	}
 	return 0;
 }
@@ -81,18 +75,18 @@ static void stir_timers(uint32_t *seed)
 
 	for (i = 0; i < CHURN_TIMERS; i++) {
 		struct churn_timer *c = &ctimers[i];
-		unsigned cpu = next_rand(seed) % nr_cpu_ids;
+		unsigned cpu = selftest_rand(seed) % nr_cpu_ids;
 
 		if (timer_pending(&c->t)) {
-			if (next_rand(seed) % 8 == 0 && timer_delete(&c->t))
+			if (selftest_rand(seed) % 8 == 0 && timer_delete(&c->t))
 				c->cancelled++;
 			continue;
 		}
 		if (c->armed != __atomic_load_n(&c->fired, __ATOMIC_RELAXED) + c->cancelled)
 			continue; /* its callback is running right now */
 		c->armed++;
-		if (timer_add_on(&c->t, jiffies + 1 + next_rand(seed) % 200, cpu))
-			timer_add(&c->t, jiffies + 1 + next_rand(seed) % 200);
+		if (timer_add_on(&c->t, jiffies + 1 + selftest_rand(seed) % 200, cpu))
+			timer_add(&c->t, jiffies + 1 + selftest_rand(seed) % 200);
 	}
 }
 

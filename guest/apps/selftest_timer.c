@@ -193,13 +193,10 @@ static int test_timer_idle_quiet(void)
 {
 	struct timer_cpu_stats before, after;
 	struct wheel_stats ws;
-	unsigned cpu, idle = 0;
+	unsigned idle = selftest_other_cpu(smp_processor_id());
 	const uint64_t window_ns = 300000000ull;
 	uint64_t ticks, allowed;
 
-	for_each_cpu(cpu, &cpu_online_mask)
-		if (cpu != smp_processor_id())
-			idle = cpu;
 	if (idle == smp_processor_id()) {
 		selftest_report("skipped=needs 2 CPUs");
 		return 0;
@@ -244,14 +241,6 @@ static void storm_fn(struct timer_list *t)
 	__atomic_fetch_add(&storm_fired, 1, __ATOMIC_RELAXED);
 }
 
-static uint32_t rng(uint32_t *state)
-{
-	*state ^= *state << 13;
-	*state ^= *state >> 17;
-	*state ^= *state << 5;
-	return *state;
-}
-
 #define STORM_HANG_NS 10000000000ull /* a timer this late was lost, not slow */
 
 static int test_timer_storm(void)
@@ -270,13 +259,13 @@ static int test_timer_storm(void)
 	storm_fired = 0;
 	for (i = 0; i < n; i++) {
 		timer_setup(&s[i].t, storm_fn, i % 5 == 0 ? TIMER_DEFERRABLE : 0);
-		timer_add(&s[i].t, jiffies + 300 + rng(&seed) % 700);
+		timer_add(&s[i].t, jiffies + 300 + selftest_rand(&seed) % 700);
 		s[i].arms = 1;
 	}
 	/* Like I/O timeouts: each round, most pending timers are cancelled or pushed out. */
 	for (round = 0; round < 3; round++) {
 		for (i = 0; i < n; i++) {
-			uint32_t r = rng(&seed) % 100;
+			uint32_t r = selftest_rand(&seed) % 100;
 
 			if (r < 62) {
 				if (timer_delete(&s[i].t)) {
@@ -285,7 +274,7 @@ static int test_timer_storm(void)
 				}
 			} else if (r < 93) {
 				/* Pending: re-armed in place; idle (fired or cancelled): armed anew. */
-				if (mod_timer(&s[i].t, jiffies + 300 + rng(&seed) % 700))
+				if (mod_timer(&s[i].t, jiffies + 300 + selftest_rand(&seed) % 700))
 					rearmed++;
 				else
 					s[i].arms++;
@@ -373,14 +362,11 @@ static int remote_arm(void *arg)
 
 static int test_timer_remote(void)
 {
-	unsigned cpu = 0, c;
+	unsigned cpu = selftest_other_cpu(smp_processor_id());
 	struct remote_t r;
 	struct thread *t;
 	int armed_on;
 
-	for_each_cpu(c, &cpu_online_mask)
-		if (c != smp_processor_id())
-			cpu = c;
 	if (cpu == smp_processor_id()) {
 		selftest_report("skipped=needs 2 CPUs");
 		return 0;

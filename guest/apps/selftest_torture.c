@@ -60,15 +60,6 @@ struct run {
 
 static bool host_churn; /* CPUs come and go from the host: one may never come back */
 
-static uint32_t rnd(uint32_t *s)
-{
-	/* xorshift32: any non-zero state */
-	*s ^= *s << 13;
-	*s ^= *s >> 17;
-	*s ^= *s << 5;
-	return *s;
-}
-
 static void run_init(struct run *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -95,7 +86,7 @@ static int churn_pick(uint32_t *s)
 	for_each_cpu(cpu, &cpu_present_mask)
 		if (cpu)
 			cpus[n++] = cpu;
-	return n ? (int)cpus[rnd(s) % n] : -1;
+	return n ? (int)cpus[selftest_rand(s) % n] : -1;
 }
 
 static int churn_main(void *arg)
@@ -115,7 +106,7 @@ static int churn_main(void *arg)
 			r->failed_churn++;
 		else
 			r->cycles++;
-		sleep_ns(200000 + rnd(&s) % 3000000);
+		sleep_ns(200000 + selftest_rand(&s) % 3000000);
 	}
 	return 0;
 }
@@ -165,13 +156,13 @@ static int random_cpu(uint32_t *s)
 {
 	unsigned cpus[NR_CPUS], n = 0, cpu;
 
-	if (rnd(s) % 3 == 0)
+	if (selftest_rand(s) % 3 == 0)
 		return THREAD_ANY_CPU;
 	if (host_churn)
 		return 0;
 	for_each_cpu(cpu, &cpu_online_mask)
 		cpus[n++] = cpu;
-	return n ? (int)cpus[rnd(s) % n] : THREAD_ANY_CPU;
+	return n ? (int)cpus[selftest_rand(s) % n] : THREAD_ANY_CPU;
 }
 
 /* The first failure, from any context (callbacks included). */
@@ -238,7 +229,7 @@ static uint64_t wheel_sleep_until(uint64_t expires)
 		thread_sleep();
 		thread_prepare_sleep();
 	}
-	__atomic_store_n(&ws.thread->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 	timer_delete_sync(&ws.t); /* its callback may still be finishing elsewhere */
 	return READ_ONCE(jiffies);
 }
@@ -280,7 +271,7 @@ static void wslot_arm(struct tworker *tw, struct wslot *w, uint32_t *s)
 	if (timer_delete_sync(&w->t))
 		w->cancels++;
 	now_j = jiffies;
-	expires = now_j + 1 + rnd(s) % 300;
+	expires = now_j + 1 + selftest_rand(s) % 300;
 	wheel_calc_index(now_j, expires, &bucket);
 	w->expires = expires;
 	w->bound = bucket + ns_to_jiffies(late_bound_ns);
@@ -295,7 +286,7 @@ static void wslot_arm(struct tworker *tw, struct wslot *w, uint32_t *s)
 
 static void hslot_arm(struct hslot *h, uint32_t *s)
 {
-	uint64_t when = arch_now_ns() + 50000 + rnd(s) % 3000000;
+	uint64_t when = arch_now_ns() + 50000 + selftest_rand(s) % 3000000;
 
 	if (hrtimer_cancel(&h->t))
 		h->cancels++;
@@ -314,11 +305,12 @@ static int tworker_main(void *arg)
 		timer_setup(&tw->w[i].t, wslot_fn, 0);
 	hrtimer_init(&tw->h.t, hslot_fn);
 	while (!READ_ONCE(tw->run->stop)) {
-		uint32_t op = rnd(&s) % 100;
-		struct wslot *w = &tw->w[rnd(&s) % TIMER_SLOTS];
+		uint32_t op = selftest_rand(&s) % 100;
+		struct wslot *w = &tw->w[selftest_rand(&s) % TIMER_SLOTS];
 
 		if (op < 20) {
-			uint64_t deadline = arch_now_ns() + 20000 + rnd(&s) % 3000000, now;
+			uint64_t deadline = arch_now_ns() + 20000 + selftest_rand(&s) % 3000000,
+				 now;
 
 			sleep_until(deadline);
 			now = arch_now_ns();
@@ -329,7 +321,7 @@ static int tworker_main(void *arg)
 			else if (now - deadline > tw->late_max_ns)
 				tw->late_max_ns = now - deadline;
 		} else if (op < 30) {
-			uint64_t expires = jiffies + 1 + rnd(&s) % 20, woke;
+			uint64_t expires = jiffies + 1 + selftest_rand(&s) % 20, woke;
 
 			woke = wheel_sleep_until(expires);
 			tw->sleeps++;
@@ -464,13 +456,7 @@ static void wait_for_count(struct pair *p, unsigned *counter, unsigned want, enu
 {
 	switch (kind) {
 	case WK_RAW:
-		for (;;) {
-			thread_prepare_sleep();
-			if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) >= want)
-				break;
-			thread_sleep();
-		}
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		thread_wait_until(__atomic_load_n(counter, __ATOMIC_ACQUIRE) >= want);
 		break;
 	case WK_WAITQ:
 		wait_event(&p->wq, __atomic_load_n(counter, __ATOMIC_ACQUIRE) >= want);
@@ -482,11 +468,11 @@ static void wait_for_count(struct pair *p, unsigned *counter, unsigned want, enu
 	case WK_TIMED:
 		/* Short timed sleeps: the wake-up races the timer, both must be harmless. */
 		while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < want)
-			sleep_ns(100000 + rnd(s) % 2000000);
+			sleep_ns(100000 + selftest_rand(s) % 2000000);
 		break;
 	default:
 		while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < want)
-			wait_for_completion_timeout(c, 200000 + rnd(s) % 3000000);
+			wait_for_completion_timeout(c, 200000 + selftest_rand(s) % 3000000);
 		break;
 	}
 }
@@ -506,14 +492,14 @@ static int pinger(void *arg)
 	uint32_t s = p->run->seed + p->id * 104729u;
 
 	while (!READ_ONCE(p->run->stop)) {
-		enum wake_kind kind = (enum wake_kind)(rnd(&s) % WK_NR);
+		enum wake_kind kind = (enum wake_kind)(selftest_rand(&s) % WK_NR);
 		unsigned round = __atomic_load_n(&p->ping, __ATOMIC_RELAXED) + 1;
 
 		post(p, &p->ping, p->pong_t, &p->to_pong);
 		wait_for_count(p, &p->pong, round, kind, &p->to_ping, &s);
 		p->by_kind[kind]++;
 		WRITE_ONCE(p->progress_ns, arch_now_ns());
-		if (rnd(&s) % 8 == 0)
+		if (selftest_rand(&s) % 8 == 0)
 			thread_set_cpu(current_thread(), random_cpu(&s));
 	}
 	/* Let the ponger out: done first, then one more round it wakes up to and sees it in. */
@@ -530,13 +516,13 @@ static int ponger(void *arg)
 	unsigned want = 1;
 
 	for (;;) {
-		enum wake_kind kind = (enum wake_kind)(rnd(&s) % WK_NR);
+		enum wake_kind kind = (enum wake_kind)(selftest_rand(&s) % WK_NR);
 
 		wait_for_count(p, &p->ping, want, kind, &p->to_pong, &s);
 		if (READ_ONCE(p->run->stop) && __atomic_load_n(&p->done_ping, __ATOMIC_ACQUIRE))
 			break;
 		want++;
-		if (rnd(&s) % 8 == 0)
+		if (selftest_rand(&s) % 8 == 0)
 			thread_set_cpu(current_thread(), random_cpu(&s));
 		post(p, &p->pong, p->ping_t, &p->to_ping);
 		if (READ_ONCE(p->run->stop) && __atomic_load_n(&p->done_ping, __ATOMIC_ACQUIRE))
@@ -555,10 +541,10 @@ static int spurious_main(void *arg)
 	unsigned n = pairs[0].run->nr_pairs;
 
 	while (!READ_ONCE(pairs[0].run->stop)) {
-		struct pair *p = &pairs[rnd(&s) % n];
+		struct pair *p = &pairs[selftest_rand(&s) % n];
 
-		thread_wake(rnd(&s) % 2 ? p->ping_t : p->pong_t);
-		sleep_ns(100000 + rnd(&s) % 1000000);
+		thread_wake(selftest_rand(&s) % 2 ? p->ping_t : p->pong_t);
+		sleep_ns(100000 + selftest_rand(&s) % 1000000);
 	}
 	return 0;
 }

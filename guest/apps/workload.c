@@ -7,8 +7,10 @@
  */
 #include "apps/workload.h"
 
+#include "apps/selftest.h" /* selftest_rand() */
 #include "arch.h"
 #include "kernel/compiler.h"
+#include "kernel/errno.h"
 #include "kernel/hrtimer.h"
 #include "kernel/mm.h"
 #include "kernel/mutex.h"
@@ -43,12 +45,6 @@ static uint32_t wl_id, wl_next_id = 1, wl_kind, wl_period_us;
 static uint64_t wl_t0;
 static volatile int wl_stop;
 
-static uint32_t next_rand(uint32_t *s)
-{
-	*s = *s * 1664525u + 1013904223u;
-	return *s >> 8;
-}
-
 static void wl_timer_fn(struct timer_list *t)
 {
 	struct wl_timer *w = container_of(t, struct wl_timer, t);
@@ -62,7 +58,7 @@ static void storm(struct wl_thread *w)
 
 	for (i = 0; i < WL_TIMERS; i++) {
 		struct wl_timer *wt = &w->timers[i];
-		bool short_one = next_rand(&w->seed) % 16 == 0;
+		bool short_one = selftest_rand(&w->seed) % 16 == 0;
 
 		if (timer_pending(&wt->t)) {
 			if (!timer_delete(&wt->t))
@@ -73,9 +69,9 @@ static void storm(struct wl_thread *w)
 			continue; /* its callback is running right now */
 		}
 		w->armed++;
-		timer_add(&wt->t,
-			  jiffies +
-			      (short_one ? 1 : ns_to_jiffies(5000000) + next_rand(&w->seed) % 96));
+		timer_add(&wt->t, jiffies + (short_one ? 1
+						       : ns_to_jiffies(5000000) +
+							     selftest_rand(&w->seed) % 96));
 	}
 }
 
@@ -146,16 +142,16 @@ int workload_start(const struct plugvm_agent_workload *w, uint32_t *id)
 
 	if (!w->kind || (w->kind & ~(uint32_t)(PLUGVM_AGENT_WORK_HOG | PLUGVM_AGENT_WORK_TIMERS)) ||
 	    !w->threads || w->threads > WL_MAX_THREADS || w->period_us > 1000000)
-		return -22;
+		return -EINVAL;
 	lock();
 	if (wl) {
 		mutex_unlock(&wl_mutex);
-		return -16;
+		return -EBUSY;
 	}
 	wl = kzalloc(w->threads * sizeof(*wl));
 	if (!wl) {
 		mutex_unlock(&wl_mutex);
-		return -12;
+		return -ENOMEM;
 	}
 	wl_nr = w->threads;
 	wl_kind = w->kind;
@@ -174,7 +170,7 @@ int workload_start(const struct plugvm_agent_workload *w, uint32_t *id)
 		if (!wl[i].t) {
 			wl_finish(&r);
 			mutex_unlock(&wl_mutex);
-			return -12;
+			return -ENOMEM;
 		}
 	}
 	*id = wl_id;
@@ -187,7 +183,7 @@ int workload_stop(uint32_t id, struct plugvm_agent_workload_result *r)
 	lock();
 	if (!wl || id != wl_id) {
 		mutex_unlock(&wl_mutex);
-		return -22;
+		return -EINVAL;
 	}
 	wl_finish(r);
 	mutex_unlock(&wl_mutex);

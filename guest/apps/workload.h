@@ -17,13 +17,13 @@ void workload_init(void);
 
 /*
  * Start `w` (kind: PLUGVM_AGENT_WORK_* bits; threads 1..64; period_us 0 = 1000, at most
- * 1 s). Thread context. Returns 0 and its id in *id; -16 (EBUSY) if one is running; -22
- * (EINVAL) for a bad argument; -12 (ENOMEM).
+ * 1 s). Thread context. Returns 0 and its id in *id; -EBUSY if one is running; -EINVAL for
+ * a bad argument; -ENOMEM.
  */
 int workload_start(const struct plugvm_agent_workload *w, uint32_t *id);
 /*
  * Stop workload `id`: its threads are joined and its timers cancelled (waiting for running
- * callbacks), then *r gets the counters. Thread context. 0, or -22 if `id` is not running.
+ * callbacks), then *r gets the counters. Thread context. 0, or -EINVAL if `id` is not running.
  */
 int workload_stop(uint32_t id, struct plugvm_agent_workload_result *r);
 

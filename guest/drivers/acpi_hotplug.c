@@ -3,18 +3,16 @@
 #include "drivers/acpi_hotplug.h"
 
 #include "arch.h"
-#include "drivers/acpi.h"
-#include "drivers/acpi_cphp.h"
-#include "ioapic.h"
+#include "drivers/acpi_cpu_hotplug.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
+#include "kernel/errno.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/string.h"
 #include "kernel/watchdog.h"
 #include "plugvm_abi.h"
-#include "x86.h"
 
 CMDLINE_PARAM(remove, .name = "acpi_hotplug.remove", .kind = CMDLINE_ENUM,
 	      .choices = "allow|refuse|ignore");
@@ -88,9 +86,9 @@ static void send_report(int cpu, uint32_t op, int result, uint64_t ns)
 static void insert(uint32_t slot, int cpu)
 {
 	uint64_t t0 = arch_now_ns();
-	int err = -1;
+	int err = -ENODEV; /* an APIC ID the MADT does not list */
 
-	cphp_clear_insert(slot);
+	acpi_cpu_hotplug_clear_insert(slot);
 	watchdog_op_begin(&request_op, 0, "acpi-hotplug: bring-up of cpu %d (slot %u)", cpu, slot);
 	if (cpu >= 0) {
 		cpumask_set(&cpu_present_mask, (unsigned)cpu);
@@ -101,7 +99,7 @@ static void insert(uint32_t slot, int cpu)
 	send_report(cpu, PLUGVM_HOTPLUG_OP_ONLINE, err, arch_now_ns() - t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "failed to come up" : "online", err);
-	cphp_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
+	acpi_cpu_hotplug_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
 	watchdog_op_end(&request_op);
 }
 
@@ -118,24 +116,25 @@ static void remove(uint32_t slot, int cpu)
 	int err;
 
 	if (remove_policy == REMOVE_IGNORE) {
-		cphp_clear_remove(slot);
+		acpi_cpu_hotplug_clear_remove(slot);
 		printk("acpi-hotplug: slot %u: removal request ignored (policy)\n", slot);
 		return;
 	}
 	t0 = arch_now_ns();
 	watchdog_op_begin(&request_op, 0, "acpi-hotplug: removal of cpu %d (slot %u) to eject", cpu,
 			  slot);
-	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -1 : cpu_down((unsigned)cpu);
-	cphp_clear_remove(slot);
+	/* Never the boot CPU (or an unknown one); -EPERM is the -1 the host has always seen. */
+	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -EPERM : cpu_down((unsigned)cpu);
+	acpi_cpu_hotplug_clear_remove(slot);
 	send_report(cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, arch_now_ns() - t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "refused to go" : "offline, ejecting", err);
 	if (!err) {
 		cpumask_clear(&cpu_present_mask, (unsigned)cpu);
-		cphp_ost(slot, OST_EV_EJECT_REQUEST, OST_SUCCESS);
-		cphp_eject(slot); /* last: the hypervisor may stop the vCPU now */
+		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_SUCCESS);
+		acpi_cpu_hotplug_eject(slot); /* last: the hypervisor may stop the vCPU now */
 	} else {
-		cphp_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
+		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
 	}
 	watchdog_op_end(&request_op);
 }
@@ -145,13 +144,13 @@ static void handle_events(void)
 {
 	int slot;
 
-	while ((slot = cphp_next_event(0)) >= 0) {
-		uint8_t f = cphp_slot_flags((uint32_t)slot);
-		int cpu = cpu_from_apic_id(cphp_slot_apic_id((uint32_t)slot));
+	while ((slot = acpi_cpu_hotplug_next_event(0)) >= 0) {
+		uint8_t f = acpi_cpu_hotplug_slot_flags((uint32_t)slot);
+		int cpu = cpu_from_apic_id(acpi_cpu_hotplug_slot_apic_id((uint32_t)slot));
 
-		if (f & CPHP_FLAG_INSERT)
+		if (f & ACPI_CPU_HOTPLUG_INSERT)
 			insert((uint32_t)slot, cpu);
-		else if (f & CPHP_FLAG_REMOVE)
+		else if (f & ACPI_CPU_HOTPLUG_REMOVE)
 			remove((uint32_t)slot, cpu);
 		__atomic_add_fetch(&nr_events, 1, __ATOMIC_RELEASE);
 	}
@@ -167,7 +166,7 @@ static int hotplug_thread(void *arg)
 			thread_sleep();
 			continue;
 		}
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		thread_cancel_sleep();
 		watchdog_op_end(&sci_op);
 		if (__atomic_load_n(&powerdown_pending, __ATOMIC_ACQUIRE)) {
 			printk("acpi: power button: powering off\n");
@@ -184,12 +183,12 @@ int acpi_hotplug_start(void)
 
 	if (!ai->have_fadt || !ai->gpe0_blk || ai->gpe0_blk_len < 2 || !ai->have_madt) {
 		pr_warn("acpi-hotplug: no GPE0 block: CPU hotplug off\n");
-		return -1;
+		return -ENODEV;
 	}
-	if (cphp_probe()) {
+	if (acpi_cpu_hotplug_probe()) {
 		pr_warn("acpi-hotplug: no CPU hotplug block at %#x: CPU hotplug off\n",
 			PLUGVM_PORT_CPUHP);
-		return -1;
+		return -ENODEV;
 	}
 	{
 		size_t len;
@@ -203,15 +202,13 @@ int acpi_hotplug_start(void)
 			pr_warn("acpi-hotplug: acpi_hotplug.remove=%.*s: not allow/refuse/ignore\n",
 				(int)len, p);
 	}
-	have_report = plugvm_feature(PLUGVM_FEATURE_HOTPLUG_REPORT);
+	have_report = arch_plugvm_feature(PLUGVM_FEATURE_HOTPLUG_REPORT);
 	gpe_sts_port = ai->gpe0_blk;
 	gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;
 	hp_thread_ptr = thread_run("acpi-hotplug", hotplug_thread, NULL, HOTPLUG_THREAD_PRIO, 0);
 	if (!hp_thread_ptr)
-		return -1;
-	arch_set_irq_handler(VEC_IRQ_BASE + ai->sci_gsi, sci_irq, NULL);
-	ioapic_route(ai->sci_gsi, VEC_IRQ_BASE + ai->sci_gsi, cpu_apic_ids[0], ai->sci_level,
-		     ai->sci_active_low);
+		return -ENOMEM;
+	arch_request_irq(ai->sci_gsi, ai->sci_level, ai->sci_active_low, sci_irq, NULL);
 	/* Events latched before we listened (e.g. a CPU added during boot) are handled now. */
 	outb((uint16_t)gpe_en_port, inb((uint16_t)gpe_en_port) | GPE_CPU_HOTPLUG);
 	if (ai->pm1a_evt_blk && ai->pm1_evt_len >= 4) {

@@ -7,7 +7,10 @@
 #ifndef PLUGVM_GUEST_DRIVERS_ACPI_HOTPLUG_H
 #define PLUGVM_GUEST_DRIVERS_ACPI_HOTPLUG_H
 
-/* Switch the block to modern mode, route the SCI, start the thread. 0, or -1 (logged). */
+/*
+ * Switch the block to modern mode, route the SCI, start the thread. 0, or -ENODEV (no
+ * block) or -ENOMEM (logged).
+ */
 int acpi_hotplug_start(void);
 
 /* Insert and remove events handled so far (whatever their outcome). */

@@ -6,9 +6,9 @@
  */
 #include "drivers/uart.h"
 
+#include "arch.h"
 #include "kernel/printk.h"
 #include "plugvm_abi.h"
-#include "x86.h"
 
 #define COM1	  PLUGVM_PORT_COM1
 #define UART_FIFO 16
@@ -43,7 +43,8 @@ void uart_console_mute(bool mute)
 	__atomic_store_n(&uart_console.enabled, !mute, __ATOMIC_RELEASE);
 }
 
-void uart_console_init(void)
+/* 115200 8N1, FIFOs on; the first console, from the arch's console_init() on. */
+static void uart_console_init(void)
 {
 	outb(COM1 + 1, 0x00); /* IER: no interrupts */
 	outb(COM1 + 3, 0x80); /* LCR: DLAB */
@@ -54,3 +55,4 @@ void uart_console_init(void)
 	outb(COM1 + 4, 0x03); /* DTR, RTS */
 	console_register(&uart_console);
 }
+CONSOLE_INITCALL(uart_console_init);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The 16550 serial console at COM1 (early boot, panics, and every hypervisor). */
+/*
+ * The 16550 serial console at COM1 (early boot, panics, and every hypervisor). It starts
+ * itself: CONSOLE_INITCALL, run by the arch's boot before anything prints.
+ */
 #ifndef PLUGVM_DRIVERS_UART_H
 #define PLUGVM_DRIVERS_UART_H
 
 #include <stdbool.h>
 #include <stddef.h>
-
-/* Program COM1 (115200 8N1, FIFOs on) and register it as a console. */
-void uart_console_init(void);
 
 /*
  * Stop (or resume) writing console output to the 16550, for when a faster console took

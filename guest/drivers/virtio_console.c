@@ -18,6 +18,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/cpuhp.h"
+#include "kernel/errno.h"
 #include "kernel/mm.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
@@ -77,9 +78,9 @@ static void vcon_write(struct console *con, const char *s, size_t n)
 		return;
 	/* Paused (being reset), re-entered, or the device failed: these bytes go to the 16550. */
 	uart_write_direct(s, n);
-	if (err == -5) {
+	if (err == -EIO) {
 		virtio_wait_request_reset(&waiter);
-	} else if (err == -110) {
+	} else if (err == -ETIMEDOUT) {
 		con->enabled = false;
 		fall_back("the device stopped consuming output", err);
 	}

@@ -10,21 +10,19 @@
 #include <linux/virtio_mmio.h>
 
 #include "arch.h"
-#include "ioapic.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/string.h"
 #include "plugvm_abi.h"
 #include "plugvm_virtio.h"
-#include "x86.h"
 
 CMDLINE_PARAM(device, .name = "virtio_mmio.device", .kind = CMDLINE_STRING, .repeat = true);
 
 #define VIRTIO_MMIO_MAGIC ('v' | 'i' << 8 | 'r' << 16 | (uint32_t)'t' << 24)
-#define VIRTIO_EIO	  (-5)
 /* IOAPIC pins the guest routes (the IOAPIC has 24), each to VEC_IRQ_BASE + pin. */
 #define VIRTIO_MAX_GSI 23
 
@@ -98,7 +96,7 @@ unsigned virtio_mmio_probe(void)
 		add_device(base, size, gsi);
 	}
 	/* Announced by the CPUID leaf only: plugvm's fixed slots (plugvm_virtio.h). */
-	if (!nr_devs && plugvm_feature(PLUGVM_FEATURE_VIRTIO))
+	if (!nr_devs && arch_plugvm_feature(PLUGVM_FEATURE_VIRTIO))
 		for (i = 0; i < 2; i++)
 			add_device(PLUGVM_VIRTIO_MMIO_BASE + i * PLUGVM_VIRTIO_MMIO_STRIDE,
 				   PLUGVM_VIRTIO_MMIO_SIZE, PLUGVM_VIRTIO_GSI_BASE + i);
@@ -161,7 +159,7 @@ int virtio_dev_negotiate(struct virtio_dev *d, uint64_t features)
 	/* A device that refuses the set leaves FEATURES_OK clear (3.1.1 step 6). */
 	if (!(rd(d, VIRTIO_MMIO_STATUS) & VIRTIO_CONFIG_S_FEATURES_OK)) {
 		wr(d, VIRTIO_MMIO_STATUS, rd(d, VIRTIO_MMIO_STATUS) | VIRTIO_CONFIG_S_FAILED);
-		return VIRTIO_EIO;
+		return -EIO;
 	}
 	return 0;
 }
@@ -189,10 +187,10 @@ static int setup_queue(struct virtio_dev *d, unsigned q)
 
 	wr(d, VIRTIO_MMIO_QUEUE_SEL, q);
 	if (rd(d, VIRTIO_MMIO_QUEUE_READY))
-		return VIRTIO_EIO;
+		return -EIO;
 	max = rd(d, VIRTIO_MMIO_QUEUE_NUM_MAX);
 	if (!max)
-		return VIRTIO_EIO;
+		return -EIO;
 	while (num > max)
 		num >>= 1;
 	if (!vq->desc) {
@@ -201,7 +199,7 @@ static int setup_queue(struct virtio_dev *d, unsigned q)
 
 		_Static_assert(VIRTIO_QUEUE_SIZE <= 64, "rings of one page");
 		if (!page)
-			return VIRTIO_EIO;
+			return -EIO;
 		vq->desc = (struct vring_desc *)page;
 		vq->avail = (struct vring_avail *)(page + 1024);
 		vq->used = (struct vring_used *)(page + 2048);
@@ -220,7 +218,7 @@ static int setup_queue(struct virtio_dev *d, unsigned q)
 	wr(d, VIRTIO_MMIO_QUEUE_USED_LOW, (uint32_t)pa);
 	wr(d, VIRTIO_MMIO_QUEUE_USED_HIGH, (uint32_t)(pa >> 32));
 	wr(d, VIRTIO_MMIO_QUEUE_READY, 1);
-	return rd(d, VIRTIO_MMIO_QUEUE_READY) ? 0 : VIRTIO_EIO;
+	return rd(d, VIRTIO_MMIO_QUEUE_READY) ? 0 : -EIO;
 }
 
 int virtio_dev_init(struct virtio_dev *d, unsigned nr_queues)
@@ -229,17 +227,17 @@ int virtio_dev_init(struct virtio_dev *d, unsigned nr_queues)
 	unsigned q;
 
 	if (nr_queues > VIRTIO_MAX_QUEUES)
-		return VIRTIO_EIO;
+		return -EIO;
 	if (!(virtio_dev_features(d) & version_1)) {
 		virtio_dev_reset(d);
 		wr(d, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_FAILED);
 		pr_warn("virtio: device %u does not offer VIRTIO_F_VERSION_1\n", d->slot);
-		return VIRTIO_EIO;
+		return -EIO;
 	}
 	if (virtio_dev_negotiate(d, version_1)) {
 		pr_warn("virtio: device %u refused features %#lx\n", d->slot,
 			(unsigned long)version_1);
-		return VIRTIO_EIO;
+		return -EIO;
 	}
 	d->nr_queues = nr_queues;
 	for (q = 0; q < nr_queues; q++) {
@@ -247,7 +245,7 @@ int virtio_dev_init(struct virtio_dev *d, unsigned nr_queues)
 			wr(d, VIRTIO_MMIO_STATUS,
 			   rd(d, VIRTIO_MMIO_STATUS) | VIRTIO_CONFIG_S_FAILED);
 			pr_warn("virtio: device %u: cannot set up queue %u\n", d->slot, q);
-			return VIRTIO_EIO;
+			return -EIO;
 		}
 	}
 	wr(d, VIRTIO_MMIO_STATUS, rd(d, VIRTIO_MMIO_STATUS) | VIRTIO_CONFIG_S_DRIVER_OK);
@@ -256,7 +254,7 @@ int virtio_dev_init(struct virtio_dev *d, unsigned nr_queues)
 	    VIRTIO_CONFIG_S_DRIVER_OK) {
 		pr_warn("virtio: device %u did not accept DRIVER_OK (status %#x)\n", d->slot,
 			rd(d, VIRTIO_MMIO_STATUS));
-		return VIRTIO_EIO;
+		return -EIO;
 	}
 	return 0;
 }
@@ -282,9 +280,7 @@ void virtio_dev_set_irq(struct virtio_dev *d, virtio_irq_fn fn, void *arg)
 {
 	d->irq_fn = fn;
 	d->irq_arg = arg;
-	arch_set_irq_handler(VEC_IRQ_BASE + d->gsi, virtio_irq, d);
-	/* CPU 0 never goes offline, so the route never needs moving. */
-	ioapic_route(d->gsi, VEC_IRQ_BASE + d->gsi, cpu_apic_ids[0], true, false);
+	arch_request_irq(d->gsi, true, false, virtio_irq, d); /* gsi checked by add_device() */
 }
 
 /* ---- split virtqueues ----------------------------------------------------------------- */
@@ -368,10 +364,10 @@ int virtio_tx_init(struct virtio_tx *tx, const char *name, struct virtio_dev *d,
 	size_t pages = DIV_ROUND_UP((size_t)nr_bufs * buf_size, PAGE_SIZE);
 
 	if (nr_bufs > VIRTIO_TX_MAX_BUFS || nr_bufs > VIRTIO_QUEUE_SIZE || !buf_size)
-		return -22;
+		return -EINVAL;
 	tx->pool = page_alloc(pages);
 	if (!tx->pool)
-		return -12;
+		return -ENOMEM;
 	tx->dev = d;
 	tx->q = q;
 	tx->nr_bufs = nr_bufs;
@@ -425,7 +421,7 @@ static int tx_get_buf(struct virtio_tx *tx, uint64_t wait_ns)
 	tx->waits++;
 	/* Nothing came back: a device that failed stops consuming; ask it once. */
 	if (virtio_dev_needs_reset(tx->dev))
-		return -5;
+		return -EIO;
 	deadline = arch_now_ns() + wait_ns;
 	do {
 		arch_cpu_relax();
@@ -434,7 +430,7 @@ static int tx_get_buf(struct virtio_tx *tx, uint64_t wait_ns)
 			return tx->free[--tx->nr_free];
 	} while (arch_now_ns() < deadline);
 	tx->timeouts++;
-	return virtio_dev_needs_reset(tx->dev) ? -5 : -110;
+	return virtio_dev_needs_reset(tx->dev) ? -EIO : -ETIMEDOUT;
 }
 
 int virtio_tx_send(struct virtio_tx *tx, const void *p, size_t n, uint64_t wait_ns)
@@ -447,14 +443,14 @@ int virtio_tx_send(struct virtio_tx *tx, const void *p, size_t n, uint64_t wait_
 	me = (int)smp_processor_id();
 	if (__atomic_load_n(&tx->owner, __ATOMIC_RELAXED) == me) {
 		arch_irq_restore(flags);
-		return -35;
+		return -EDEADLK;
 	}
 	arch_irq_restore(flags);
 	flags = spin_lock_irqsave(&tx->lock);
 	if (tx->paused) {
 		tx->refused++;
 		spin_unlock_irqrestore(&tx->lock, flags);
-		return -11;
+		return -EAGAIN;
 	}
 	/* Now, under the lock: `me` above may be a CPU we have since left. */
 	__atomic_store_n(&tx->owner, (int)smp_processor_id(), __ATOMIC_RELAXED);
@@ -473,7 +469,7 @@ int virtio_tx_send(struct virtio_tx *tx, const void *p, size_t n, uint64_t wait_
 		if (id < 0) {
 			/* Cannot happen: a free buffer means a free descriptor. */
 			tx->free[tx->nr_free++] = (uint8_t)b;
-			ret = -110;
+			ret = -ETIMEDOUT;
 			break;
 		}
 		tx->buf_of[id] = (int8_t)b;
@@ -496,7 +492,7 @@ int virtio_rx_init(struct virtio_rx *rx, struct virtio_dev *d, unsigned q, unsig
 	unsigned i;
 
 	if (nbufs * buf_size > PAGE_SIZE || nbufs > 127)
-		return -22;
+		return -EINVAL;
 	rx->dev = d;
 	rx->q = q;
 	rx->nbufs = nbufs;
@@ -504,7 +500,7 @@ int virtio_rx_init(struct virtio_rx *rx, struct virtio_dev *d, unsigned q, unsig
 	for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
 		rx->buf_of[i] = -1;
 	rx->pool = page_zalloc(1);
-	return rx->pool ? 0 : -12;
+	return rx->pool ? 0 : -ENOMEM;
 }
 
 void virtio_rx_fill(struct virtio_rx *rx, bool all)
@@ -572,14 +568,8 @@ void virtio_wait_request_reset(struct virtio_wait *w)
 
 bool virtio_wait_next(struct virtio_wait *w, struct virtio_dev *d)
 {
-	for (;;) {
-		thread_prepare_sleep();
-		if (__atomic_exchange_n(&w->rx_pending, 0, __ATOMIC_ACQ_REL) ||
-		    __atomic_load_n(&w->reset_pending, __ATOMIC_ACQUIRE))
-			break;
-		thread_sleep();
-	}
-	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_wait_until(__atomic_exchange_n(&w->rx_pending, 0, __ATOMIC_ACQ_REL) ||
+			  __atomic_load_n(&w->reset_pending, __ATOMIC_ACQUIRE));
 	return __atomic_exchange_n(&w->reset_pending, 0, __ATOMIC_ACQ_REL) &&
 	       virtio_dev_needs_reset(d);
 }

@@ -66,7 +66,7 @@ struct virtio_dev *virtio_mmio_dev(unsigned slot, uint32_t device_id);
 /*
  * Bring the device up: reset, ACKNOWLEDGE, DRIVER, accept VIRTIO_F_VERSION_1 only,
  * FEATURES_OK (checked), set up `nr_queues` queues of VIRTIO_QUEUE_SIZE entries (rings
- * allocated the first time, cleared on later calls), DRIVER_OK. Returns 0, or -5 (EIO) with
+ * allocated the first time, cleared on later calls), DRIVER_OK. Returns 0, or -EIO with
  * the device marked FAILED. Called by the device's owner; also re-initialises after a reset.
  */
 int virtio_dev_init(struct virtio_dev *d, unsigned nr_queues);
@@ -115,7 +115,7 @@ struct virtio_rx {
 	uint8_t *pool;
 	int8_t buf_of[VIRTIO_QUEUE_SIZE]; /* descriptor id -> buffer, or -1 */
 };
-/* Allocate the page. 0, or -12 (ENOMEM). */
+/* Allocate the page. 0, or -ENOMEM. */
 int virtio_rx_init(struct virtio_rx *rx, struct virtio_dev *d, unsigned q, unsigned nbufs,
 		   unsigned buf_size);
 /* Post every buffer that is not posted (`all`: the queue was reset, post them all). */
@@ -178,7 +178,7 @@ struct virtio_tx {
 	uint64_t bytes, kicks, waits, timeouts, refused;
 };
 
-/* Allocate the pool (nr_bufs <= VIRTIO_TX_MAX_BUFS) and start paused; `name` names the lock. 0 or -12 (ENOMEM). */
+/* Allocate the pool (nr_bufs <= VIRTIO_TX_MAX_BUFS) and start paused; `name` names the lock. 0 or -ENOMEM. */
 int virtio_tx_init(struct virtio_tx *tx, const char *name, struct virtio_dev *d, unsigned q,
 		   unsigned nr_bufs, unsigned buf_size);
 /*
@@ -188,9 +188,9 @@ int virtio_tx_init(struct virtio_tx *tx, const char *name, struct virtio_dev *d,
 void virtio_tx_pause(struct virtio_tx *tx, bool pause);
 /*
  * Send n bytes (split into buffers); the device consumes them in order. Any context.
- * Returns 0; -11 (EAGAIN) if paused; -35 (EDEADLK) if this CPU is already inside (a
- * report printed from the send path); -5 (EIO) if the device asks for a reset; -110
- * (ETIMEDOUT) if no buffer came back within `wait_ns`. On an error nothing more was sent.
+ * Returns 0; -EAGAIN if paused; -EDEADLK if this CPU is already inside (a report printed
+ * from the send path); -EIO if the device asks for a reset; -ETIMEDOUT if no buffer came
+ * back within `wait_ns`. On an error nothing more was sent.
  */
 int virtio_tx_send(struct virtio_tx *tx, const void *p, size_t n, uint64_t wait_ns);
 

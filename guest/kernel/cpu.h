@@ -59,7 +59,7 @@ int cpu_from_apic_id(uint32_t apic_id);
  * "BUG: using this_cpu in preemptible code" with a backtrace, as Linux's DEBUG_PREEMPT.
  */
 #ifdef CONFIG_LOCKDEP
-/* Out of line: the preemptible case, where the running thread decides (kernel/sched.c). */
+/* Out of line: the preemptible case, where the running thread decides (kernel/sched_debug.c). */
 void debug_this_cpu_preemptible(const char *what);
 #endif
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * CPU hotplug in the guest: the table of states (what each step really does), the
- * per-CPU hotplug threads, and the contexts the engine (kernel/cpuhp_engine.c) walks in.
+ * CPU hotplug in the guest: the per-CPU hotplug threads, cpuhp's own steps, and the
+ * contexts the engine (kernel/cpuhp_engine.c) walks the table (kernel/cpuhp_table.c) in.
  *
  * Bring-up: the control thread runs the PREPARE steps, then the bring-up step kicks the
  * CPU. The CPU runs its STARTING steps itself with interrupts off (cpuhp_ap_entry), wakes
@@ -18,6 +18,7 @@
 #include "arch.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/mutex.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -61,20 +62,9 @@ static bool trace_print;
 
 static int hp_thread(void *arg);
 
-/* ---- the steps -------------------------------------------------------------------------- */
+/* ---- cpuhp's own steps (kernel/cpuhp_table.c lists every step) ------------------------- */
 
-static int percpu_prepare(unsigned cpu)
-{
-	return arch_cpu_prepare(cpu);
-}
-
-static int percpu_dead(unsigned cpu)
-{
-	arch_cpu_unprepare(cpu);
-	return 0;
-}
-
-static int threads_prepare(unsigned cpu)
+int cpuhp_threads_prepare(unsigned int cpu)
 {
 	struct hp_percpu *p = &hpc[cpu];
 	char name[16];
@@ -84,30 +74,7 @@ static int threads_prepare(unsigned cpu)
 	snprintf(name, sizeof(name), "cpuhp/%u", cpu);
 	p->thread =
 	    kthread_run_on_cpu(name, hp_thread, (void *)(uintptr_t)cpu, CPUHP_THREAD_PRIO, cpu);
-	return p->thread ? 0 : -12;
-}
-
-static int sched_prepare(unsigned cpu)
-{
-	return sched_prepare_cpu(cpu, arch_cpu_idle_stack(cpu));
-}
-
-static int sched_dead(unsigned cpu)
-{
-	sched_dead_cpu(cpu);
-	return 0;
-}
-
-static int timers_prepare(unsigned cpu)
-{
-	timers_prepare_cpu(cpu);
-	return 0;
-}
-
-static int timers_dead(unsigned cpu)
-{
-	timers_dead_cpu(cpu); /* every pending timer moves here, expiry kept */
-	return 0;
+	return p->thread ? 0 : -ENOMEM;
 }
 
 /* Poll with a growing sleep: the dying CPU cannot wake us (its stack is about to go). */
@@ -131,118 +98,16 @@ static bool wait_flag(const int *flag, uint64_t timeout_ns)
 	return true;
 }
 
-static int bringup_dead(unsigned cpu)
+int cpuhp_wait_dead(unsigned int cpu)
 {
 	if (!wait_flag(&hpc[cpu].dead, CPUHP_DEATH_TIMEOUT)) {
 		pr_warn("cpu %u: did not report itself dead within 10 s\n", cpu);
 		arch_cpu_dead_cleanup(cpu);
-		return -110;
+		return -ETIMEDOUT;
 	}
 	arch_cpu_dead_cleanup(cpu);
 	return 0;
 }
-
-static int sched_starting(unsigned cpu)
-{
-	(void)cpu;
-	sched_start_cpu();
-	return 0;
-}
-
-static int sched_dying(unsigned cpu)
-{
-	(void)cpu;
-	sched_dying_cpu();
-	return 0;
-}
-
-static int tick_starting(unsigned cpu)
-{
-	(void)cpu;
-	tick_start_cpu();
-	return 0;
-}
-
-static int tick_dying(unsigned cpu)
-{
-	(void)cpu;
-	tick_stop_cpu();
-	return 0;
-}
-
-static int online_mask_set(unsigned cpu)
-{
-	smp_cpu_starting(cpu);
-	cpumask_set(&cpu_online_mask, cpu);
-	return 0;
-}
-
-static int online_mask_clear(unsigned cpu)
-{
-	cpumask_clear(&cpu_online_mask, cpu);
-	smp_cpu_dying(cpu); /* after this nobody can wait on a call to us */
-	return 0;
-}
-
-static int timers_online(unsigned cpu)
-{
-	return timers_online_cpu(cpu);
-}
-
-static int timers_offline(unsigned cpu)
-{
-	timers_offline_cpu(cpu);
-	return 0;
-}
-
-static int watchdog_online(unsigned cpu)
-{
-	return watchdog_online_cpu(cpu);
-}
-
-static int watchdog_offline(unsigned cpu)
-{
-	return watchdog_offline_cpu(cpu);
-}
-
-static int sched_active(unsigned cpu)
-{
-	sched_activate_cpu(cpu);
-	return 0;
-}
-
-static int sched_inactive(unsigned cpu)
-{
-	sched_deactivate_cpu(cpu);
-	return 0;
-}
-
-/*
- * The table. serialize marks steps that must not run on two CPUs at once during a
- * parallel bring-up: sched:active walks the global parked-thread list and calls every
- * online CPU, and dynamic states run code the kernel does not know. Everything else
- * touches the arriving CPU's own data (or takes its own locks).
- */
-static const struct cpuhp_step table[CPUHP_NR_STATES] = {
-	[CPUHP_OFFLINE] = { "offline", NULL, NULL, false },
-	[CPUHP_PERCPU_PREPARE] = { "percpu:prepare", percpu_prepare, percpu_dead, false },
-	[CPUHP_THREADS_PREPARE] = { "threads:prepare", threads_prepare, NULL, false },
-	[CPUHP_SCHED_PREPARE] = { "sched:prepare", sched_prepare, sched_dead, false },
-	[CPUHP_TIMERS_PREPARE] = { "timers:prepare", timers_prepare, timers_dead, false },
-	[CPUHP_BRINGUP_CPU] = { "cpu:bringup", NULL, bringup_dead, false },
-	[CPUHP_AP_OFFLINE] = { "ap:offline", NULL, NULL, false },
-	[CPUHP_AP_ARCH_STARTING] = { "arch:starting", arch_cpu_starting, arch_cpu_dying, false },
-	[CPUHP_AP_SCHED_STARTING] = { "sched:starting", sched_starting, sched_dying, false },
-	[CPUHP_AP_TICK_STARTING] = { "tick:starting", tick_starting, tick_dying, false },
-	[CPUHP_AP_ONLINE_MASK] = { "cpu:online-mask", online_mask_set, online_mask_clear, false },
-	[CPUHP_AP_ONLINE] = { "ap:online", NULL, NULL, false },
-	[CPUHP_AP_ONLINE_IDLE] = { "ap:online-idle", NULL, NULL, false },
-	[CPUHP_AP_TIMERS_ONLINE] = { "timers:online", timers_online, timers_offline, false },
-	[CPUHP_AP_WATCHDOG_ONLINE] = { "watchdog:online", watchdog_online, watchdog_offline,
-				       false },
-	[CPUHP_AP_SCHED_ACTIVE] = { "sched:active", sched_active, sched_inactive, true },
-	[CPUHP_ONLINE] = { "online", NULL, NULL, false },
-};
 
 /* ---- the contexts -------------------------------------------------------------------------- */
 
@@ -273,12 +138,12 @@ static int op_wait_up(struct cpuhp_engine *e, unsigned cpu)
 		if (wait_for_completion_timeout(&p->done, nap))
 			return p->result; /* its hotplug thread got to the target, or failed */
 		if (__atomic_load_n(&p->dead, __ATOMIC_ACQUIRE))
-			return p->result ? p->result : -5; /* a STARTING step failed */
+			return p->result ? p->result : -EIO; /* a STARTING step failed */
 		if (arch_now_ns() > deadline) {
 			pr_warn("cpu %u: did not come online within 10 s (state %s)\n", cpu,
 				cpuhp_state_name(e, e->cpus[cpu].state));
 			arch_cpu_dead_cleanup(cpu); /* a late start finds no stack and halts */
-			return -110;
+			return -ETIMEDOUT;
 		}
 		if (nap < 5000000)
 			nap *= 2;
@@ -417,7 +282,7 @@ void cpuhp_init(void)
 
 	mutex_init(&hp_mutex, "cpuhp");
 	mutex_init(&serial_mutex, "cpuhp.serial");
-	cpuhp_engine_init(&hp, table, &ops, hp_cpus, nr_cpu_ids);
+	cpuhp_engine_init(&hp, cpuhp_table, &ops, hp_cpus, nr_cpu_ids);
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		waitqueue_init(&hpc[cpu].wq, "cpuhp.work");
 		completion_init(&hpc[cpu].done);
@@ -427,7 +292,7 @@ void cpuhp_init(void)
 	hp_cpus[0].state = CPUHP_ONLINE;
 	hp_cpus[0].target = CPUHP_ONLINE;
 	hpc[0].announced = true;
-	if (threads_prepare(0))
+	if (cpuhp_threads_prepare(0))
 		pr_warn("cpuhp: cannot create cpuhp/0\n");
 	if (arch_smp_init()) /* no way to start them: they stay absent */
 		for (cpu = 1; cpu < nr_cpu_ids; cpu++)
@@ -491,9 +356,9 @@ int cpuhp_set_target(unsigned cpu, int target)
 	int ret;
 
 	if (!valid_cpu(cpu))
-		return -22;
+		return -EINVAL;
 	if (target > CPUHP_OFFLINE && !cpumask_test(&cpu_present_mask, cpu))
-		return -19; /* -ENODEV: not plugged in */
+		return -ENODEV; /* not plugged in */
 	mutex_lock(&hp_mutex);
 	ret = cpuhp_engine_set_target(&hp, cpu, target);
 	mutex_unlock(&hp_mutex);
@@ -523,7 +388,7 @@ int cpuhp_fail(unsigned cpu, int state)
 	int ret;
 
 	if (!valid_cpu(cpu))
-		return -22;
+		return -EINVAL;
 	mutex_lock(&hp_mutex);
 	ret = cpuhp_engine_inject_fail(&hp, cpu, state);
 	mutex_unlock(&hp_mutex);
@@ -532,18 +397,18 @@ int cpuhp_fail(unsigned cpu, int state)
 
 int cpuhp_state(unsigned cpu)
 {
-	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].state) : -22;
+	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].state) : -EINVAL;
 }
 
 int cpuhp_target(unsigned cpu)
 {
-	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].target) : -22;
+	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].target) : -EINVAL;
 }
 
 int cpuhp_last_error(unsigned cpu, int *failed_state)
 {
 	if (cpu >= nr_cpu_ids)
-		return -22;
+		return -EINVAL;
 	if (failed_state)
 		*failed_state = hp_cpus[cpu].failed_state;
 	return hp_cpus[cpu].error;

@@ -27,6 +27,15 @@ struct cpuhp_state_info {
 	bool serialize;
 };
 
+/* The guest's states: what each one does (kernel/cpuhp_table.c). */
+extern const struct cpuhp_step cpuhp_table[CPUHP_NR_STATES];
+
+/* threads:prepare: create cpuhp/N (once: it is parked while the CPU is away). 0 or -ENOMEM. */
+int cpuhp_threads_prepare(unsigned int cpu);
+/* cpu:bringup teardown: wait (10 s) until the dying CPU reported itself dead. 0 or
+ * -ETIMEDOUT; either way its start-up resources are released. */
+int cpuhp_wait_dead(unsigned int cpu);
+
 /* Boot CPU, once, before threads run: the engine, cpuhp/0, the trampoline. */
 void cpuhp_init(void);
 /* Init thread: bring up every present secondary CPU (parallel unless cpuhp.parallel=0). */

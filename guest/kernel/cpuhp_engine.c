@@ -71,7 +71,7 @@ static bool has_callbacks(const struct cpuhp_engine *e, int state)
 int cpuhp_engine_inject_fail(struct cpuhp_engine *e, unsigned cpu, int state)
 {
 	if (cpu >= e->nr_cpus)
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	if (state == -1) {
 		e->cpus[cpu].fail = -1;
 		return 0;
@@ -79,7 +79,7 @@ int cpuhp_engine_inject_fail(struct cpuhp_engine *e, unsigned cpu, int state)
 	/* Like Linux: only a state that does something can fail (and the bring-up kick). */
 	if (state <= CPUHP_OFFLINE || state >= CPUHP_ONLINE ||
 	    (!has_callbacks(e, state) && state != CPUHP_BRINGUP_CPU))
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	e->cpus[cpu].fail = state;
 	return 0;
 }
@@ -110,7 +110,7 @@ int cpuhp_invoke(struct cpuhp_engine *e, unsigned cpu, int state, bool up)
 	t0 = e->ops->now_ns();
 	if (inject) {
 		c->fail = -1;
-		ret = -CPUHP_EIO;
+		ret = -EIO;
 	} else if (fn) {
 		bool ser = step->serialize && e->ops->serial_lock;
 		enum cpuhp_section sec = cpuhp_section_of(state);
@@ -177,7 +177,7 @@ static int kick(struct cpuhp_engine *e, unsigned cpu)
 
 	if (c->fail == CPUHP_BRINGUP_CPU && !c->rollback) {
 		c->fail = -1;
-		ret = -CPUHP_EIO;
+		ret = -EIO;
 	} else {
 		ret = e->ops->kick(e, cpu);
 	}
@@ -259,15 +259,55 @@ int cpuhp_engine_set_target(struct cpuhp_engine *e, unsigned cpu, int target)
 	int ret;
 
 	if (cpu >= e->nr_cpus || !cpuhp_valid_target(e, target))
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	c = &e->cpus[cpu];
 	if (cpuhp_state_atomic(c->state))
-		return -CPUHP_EBUSY; /* a dead-on-arrival CPU: only a reset recovers it */
+		return -EBUSY; /* a dead-on-arrival CPU: only a reset recovers it */
 	begin(c);
 	ret = walk(e, cpu, target);
 	if (ret)
 		roll_back(e, cpu, ret);
 	return ret;
+}
+
+/*
+ * Parallel bring-up, first half for one CPU: its PREPARE steps here on the control side,
+ * then the kick; it is then `pending` until kicked_wait(). A CPU already running is left
+ * for the second half.
+ */
+static void prepare_and_kick(struct cpuhp_engine *e, unsigned cpu, int target)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	int ret;
+
+	c->pending = false;
+	if (c->state != CPUHP_BRINGUP_CPU - 1 && c->state >= CPUHP_BRINGUP_CPU)
+		return; /* already running: walked in the second half */
+	begin(c);
+	c->target = target;
+	ret = walk_local_up(e, cpu, CPUHP_BRINGUP_CPU - 1);
+	if (!ret)
+		ret = kick(e, cpu);
+	if (ret)
+		roll_back(e, cpu, ret);
+	else
+		c->pending = true;
+}
+
+/* Second half: wait for a kicked CPU (or walk one that was running). True if it got there. */
+static bool kicked_wait(struct cpuhp_engine *e, unsigned cpu, int target)
+{
+	struct cpuhp_cpu *c = &e->cpus[cpu];
+	int ret;
+
+	if (!c->pending)
+		return c->state >= CPUHP_BRINGUP_CPU && !cpuhp_state_atomic(c->state) &&
+		       cpuhp_engine_set_target(e, cpu, target) == 0;
+	c->pending = false;
+	ret = e->ops->wait_up(e, cpu);
+	if (ret)
+		roll_back(e, cpu, ret);
+	return !ret;
 }
 
 unsigned cpuhp_engine_bringup(struct cpuhp_engine *e, const unsigned *cpus, unsigned n, int target,
@@ -282,46 +322,13 @@ unsigned cpuhp_engine_bringup(struct cpuhp_engine *e, const unsigned *cpus, unsi
 			ok += cpuhp_engine_set_target(e, cpus[i], target) == 0;
 		return ok;
 	}
-	/* Every CPU's PREPARE steps on this (control) side, then all the kicks. */
-	for (i = 0; i < n; i++) {
-		struct cpuhp_cpu *c;
-		int ret;
-
-		if (cpus[i] >= e->nr_cpus)
-			continue;
-		c = &e->cpus[cpus[i]];
-		c->pending = false;
-		if (c->state != CPUHP_BRINGUP_CPU - 1 && c->state >= CPUHP_BRINGUP_CPU)
-			continue; /* already running: walked below */
-		begin(c);
-		c->target = target;
-		ret = walk_local_up(e, cpus[i], CPUHP_BRINGUP_CPU - 1);
-		if (!ret)
-			ret = kick(e, cpus[i]);
-		if (ret)
-			roll_back(e, cpus[i], ret);
-		else
-			c->pending = true;
-	}
-	for (i = 0; i < n; i++) {
-		struct cpuhp_cpu *c;
-		int ret;
-
-		if (cpus[i] >= e->nr_cpus)
-			continue;
-		c = &e->cpus[cpus[i]];
-		if (!c->pending) {
-			if (c->state >= CPUHP_BRINGUP_CPU && !cpuhp_state_atomic(c->state))
-				ok += cpuhp_engine_set_target(e, cpus[i], target) == 0;
-			continue;
-		}
-		c->pending = false;
-		ret = e->ops->wait_up(e, cpus[i]);
-		if (ret)
-			roll_back(e, cpus[i], ret);
-		else
-			ok++;
-	}
+	/* Every CPU's PREPARE steps on this (control) side, then all the kicks, then the waits. */
+	for (i = 0; i < n; i++)
+		if (cpus[i] < e->nr_cpus)
+			prepare_and_kick(e, cpus[i], target);
+	for (i = 0; i < n; i++)
+		if (cpus[i] < e->nr_cpus)
+			ok += kicked_wait(e, cpus[i], target);
 	return ok;
 }
 
@@ -367,7 +374,7 @@ int cpuhp_engine_setup_state(struct cpuhp_engine *e, enum cpuhp_section section,
 	unsigned cpu, undo;
 
 	if (!name || !*name || cpuhp_state_by_name(e, name) >= 0)
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	if (section == CPUHP_SECTION_PREPARE) {
 		lo = CPUHP_BP_PREPARE_DYN;
 		hi = CPUHP_BP_PREPARE_DYN_END;
@@ -375,13 +382,13 @@ int cpuhp_engine_setup_state(struct cpuhp_engine *e, enum cpuhp_section section,
 		lo = CPUHP_AP_ONLINE_DYN;
 		hi = CPUHP_AP_ONLINE_DYN_END;
 	} else {
-		return -CPUHP_EINVAL; /* STARTING code is the kernel's own */
+		return -EINVAL; /* STARTING code is the kernel's own */
 	}
 	for (s = lo; s <= hi && slot < 0; s++)
 		if (!e->steps[s].name)
 			slot = s;
 	if (slot < 0)
-		return -CPUHP_ENOSPC;
+		return -ENOSPC;
 	e->steps[slot].name = name;
 	e->steps[slot].startup = startup;
 	e->steps[slot].teardown = teardown;
@@ -413,7 +420,7 @@ int cpuhp_engine_remove_state(struct cpuhp_engine *e, int state, bool invoke)
 	if (!((state >= CPUHP_BP_PREPARE_DYN && state <= CPUHP_BP_PREPARE_DYN_END) ||
 	      (state >= CPUHP_AP_ONLINE_DYN && state <= CPUHP_AP_ONLINE_DYN_END)) ||
 	    !e->steps[state].name)
-		return -CPUHP_EINVAL;
+		return -EINVAL;
 	if (invoke && e->steps[state].teardown)
 		for (cpu = 0; cpu < e->nr_cpus; cpu++)
 			if (e->cpus[cpu].state >= state)

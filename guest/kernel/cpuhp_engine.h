@@ -22,11 +22,7 @@
 #include <stdint.h>
 
 #include "kernel/cpuhp_states.h"
-
-#define CPUHP_EINVAL 22
-#define CPUHP_EBUSY  16
-#define CPUHP_EIO    5
-#define CPUHP_ENOSPC 28
+#include "kernel/errno.h"
 
 typedef int (*cpuhp_cb)(unsigned cpu);
 

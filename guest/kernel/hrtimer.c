@@ -260,7 +260,7 @@ void sleep_until(uint64_t ns)
 		thread_sleep();
 		thread_prepare_sleep();
 	}
-	__atomic_store_n(&s.thread->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 	WRITE_ONCE(s.thread->sleep_deadline_ns, 0);
 	hrtimer_cancel(&s.timer); /* also waits out a callback still running elsewhere */
 }

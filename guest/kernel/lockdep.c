@@ -3,6 +3,7 @@
  * The lock validator: per-task held-lock stacks, and one class graph shared by all CPUs
  * (an adjacency bitmap, plus the first-seen sites of each dependency). Calls no lock,
  * scheduler or arch code and allocates nothing, so any lock implementation can call it.
+ * What it finds is printed (once per kind, site and class) by lockdep_report.c.
  */
 #include "kernel/lockdep.h"
 
@@ -10,12 +11,12 @@ void (*lockdep_report_hook)(const struct lockdep_report *r);
 
 #ifdef CONFIG_LOCKDEP
 
+#include "kernel/lockdep_internal.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
 
 #define CLASS_WORDS  (LOCKDEP_MAX_CLASSES / 64)
 #define HASH_BUCKETS 64
-#define SEEN_SLOTS   256 /* (report type, site, class) already reported */
 
 _Static_assert(LOCKDEP_MAX_CLASSES % 64 == 0 && LOCKDEP_MAX_CLASSES < 0xffff, "class bitmap");
 _Static_assert(LOCKDEP_MAX_DEPS < 0xffff, "dependency links are 16-bit");
@@ -36,7 +37,7 @@ struct lockdep_dep {
 
 static int lockdep_on = 1;
 static uint32_t class_gen = 1; /* bumped by lockdep_reset(); the top half of class keys */
-static struct lockdep_stats counters;
+struct lockdep_stats lockdep_counters;
 
 /*
  * The graph lock: 0 when free, else the owning CPU + 1. A CPU never waits for itself: a
@@ -59,13 +60,7 @@ static uint16_t bfs_queue[LOCKDEP_MAX_CLASSES]; /* graph_path() scratch */
 static uint16_t bfs_parent[LOCKDEP_MAX_CLASSES];
 static uint64_t bfs_seen[CLASS_WORDS];
 
-/* Lock-free (compare-and-swap): keys of the reports already printed. */
-static uint64_t seen[SEEN_SLOTS];
-static int seen_full;
-
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-#define stat_inc(field) __atomic_fetch_add(&counters.field, 1, __ATOMIC_RELAXED)
 
 static inline void lockdep_relax(void)
 {
@@ -128,11 +123,6 @@ static inline bool key_live(uint32_t key)
 static inline unsigned key_index(uint32_t key)
 {
 	return (key & 0xffff) - 1;
-}
-
-static const char *map_name(const struct lockdep_map *map)
-{
-	return map->name ? map->name : "(unnamed)";
 }
 
 /* Index of the topmost entry of t's stack for `map`, or -1. */
@@ -199,8 +189,6 @@ static uint32_t class_key(int idx)
 	return __atomic_load_n(&class_gen, __ATOMIC_RELAXED) << 16 | (uint32_t)(idx + 1);
 }
 
-static void report(struct lockdep_task *t, struct lockdep_report *r);
-
 /* First acquisition of `map` (since a reset): find or register its class. 0 if none. */
 static __attribute__((noinline)) uint32_t map_class_slow(struct lockdep_task *t,
 							 struct lockdep_map *map, unsigned long ip)
@@ -227,7 +215,7 @@ static __attribute__((noinline)) uint32_t map_class_slow(struct lockdep_task *t,
 						    .name = map_name(map),
 						    .ip = ip };
 
-			report(t, &r);
+			lockdep_deliver(t, &r);
 		}
 		return 0;
 	}
@@ -334,7 +322,7 @@ static __attribute__((noinline)) void dep_add(struct lockdep_task *t,
 		graph_unlock();
 		if (turn_off()) {
 			r.type = LOCKDEP_REPORT_DEPS_FULL;
-			report(t, &r);
+			lockdep_deliver(t, &r);
 		}
 		return;
 	}
@@ -351,168 +339,11 @@ static __attribute__((noinline)) void dep_add(struct lockdep_task *t,
 	graph_unlock();
 	if (inversion) {
 		stat_inc(inversions);
-		report(t, &r);
+		lockdep_deliver(t, &r);
 	}
 }
 
-/* ---- reports ----------------------------------------------------------------------------- */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
-/*
- * True the first time (type, site, class) is seen. The key is a 64-bit hash of the three,
- * the class taken as its name (so unregistered classes count too): a collision, which
- * would only silence a report, is vanishingly unlikely.
- */
-static bool report_first(struct lockdep_task *t, enum lockdep_report_type type,
-			 const struct lockdep_map *map, unsigned long ip)
-{
-	const char *name = map_name(map);
-	uint64_t k = 14695981039346656037ull; /* FNV-1a over the compared bytes */
-	unsigned slot, i;
-
-	for (i = 0; i < LOCKDEP_NAME_LEN - 1 && name[i]; i++)
-		k = (k ^ (uint8_t)name[i]) * 1099511628211ull;
-	k = mix64(k ^ mix64((uint64_t)ip * (LOCKDEP_REPORT_DEPS_FULL + 1) + type));
-	k += !k; /* 0 marks a free slot */
-	slot = (unsigned)(k % SEEN_SLOTS);
-	for (i = 0; i < SEEN_SLOTS; i++, slot = (slot + 1) % SEEN_SLOTS) {
-		uint64_t v = __atomic_load_n(&seen[slot], __ATOMIC_RELAXED);
-
-		if (!v && __atomic_compare_exchange_n(&seen[slot], &v, k, false, __ATOMIC_RELAXED,
-						      __ATOMIC_RELAXED))
-			return true;
-		if (v == k)
-			return false;
-	}
-	if (!__atomic_exchange_n(&seen_full, 1, __ATOMIC_RELAXED)) {
-		t->recursion++;
-		printk("lockdep: report table full: new reports are counted, not printed\n");
-		t->recursion--;
-	}
-	return false;
-}
-
-/* A report line; "expected " in front while the task provokes reports on purpose. */
-#define lprintk(t, fmt, ...) \
-	printk("%slockdep: " fmt, (t)->expected ? "expected " : "", ##__VA_ARGS__)
-
-static void print_held(const struct lockdep_task *t)
-{
-	unsigned i;
-
-	lprintk(t, "%u locks held by task %p (cpu %u):\n", t->depth, (const void *)t,
-		lockdep_cpu_id());
-	for (i = 0; i < t->depth; i++) {
-		const struct lockdep_held_lock *hl = &t->held[i];
-
-		lprintk(t, " #%u: %s at 0x%lx%s\n", i, map_name(hl->map), hl->ip,
-			hl->flags & LOCKDEP_TRYLOCK ? " (trylock)"
-			: hl->flags & LOCKDEP_READ  ? " (read)"
-						    : "");
-	}
-}
-
-static void print_report(const struct lockdep_task *t, const struct lockdep_report *r)
-{
-	const struct lockdep_report_dep *p = r->prev;
-	unsigned i;
-
-	switch (r->type) {
-	case LOCKDEP_REPORT_INVERSION:
-		lprintk(t,
-			"lock order inversion: %s -> %s at 0x%lx / 0x%lx, previously %s -> "
-			"%s at 0x%lx / 0x%lx (cpu %u)\n",
-			r->held, r->name, r->held_ip, r->ip, p->from, p->to, p->from_ip, p->to_ip,
-			r->cpu);
-		for (i = 1; i < r->nr_prev && i < LOCKDEP_REPORT_MAX_CHAIN; i++)
-			lprintk(t, "  then %s -> %s at 0x%lx / 0x%lx\n", p[i].from, p[i].to,
-				p[i].from_ip, p[i].to_ip);
-		if (r->nr_prev > LOCKDEP_REPORT_MAX_CHAIN)
-			lprintk(t, "  then %u more dependencies\n",
-				r->nr_prev - LOCKDEP_REPORT_MAX_CHAIN);
-		break;
-	case LOCKDEP_REPORT_RECURSION:
-		lprintk(t,
-			"recursive acquire (self-deadlock): %s at 0x%lx, already held from "
-			"0x%lx (cpu %u)\n",
-			r->name, r->ip, r->held_ip, r->cpu);
-		break;
-	case LOCKDEP_REPORT_BAD_RELEASE:
-		if (r->holder)
-			lprintk(t,
-				"release of a lock not held: %s at 0x%lx (cpu %u), held by "
-				"task %p from 0x%lx\n",
-				r->name, r->ip, r->cpu, (const void *)r->holder, r->holder_ip);
-		else
-			lprintk(t, "release of a lock not held: %s at 0x%lx (cpu %u)\n", r->name,
-				r->ip, r->cpu);
-		break;
-	case LOCKDEP_REPORT_NOT_HELD:
-		if (r->holder)
-			lprintk(t,
-				"lock not held: %s, asserted at 0x%lx (cpu %u), held by "
-				"task %p from 0x%lx\n",
-				r->name, r->ip, r->cpu, (const void *)r->holder, r->holder_ip);
-		else
-			lprintk(t, "lock not held: %s, asserted at 0x%lx (cpu %u)\n", r->name,
-				r->ip, r->cpu);
-		break;
-	case LOCKDEP_REPORT_HELD:
-		lprintk(t,
-			"lock held: %s, asserted not held at 0x%lx, taken at 0x%lx (cpu "
-			"%u)\n",
-			r->name, r->ip, r->held_ip, r->cpu);
-		break;
-	case LOCKDEP_REPORT_OVERFLOW:
-		lprintk(t,
-			"held-lock stack overflow (%u locks) taking %s at 0x%lx (cpu %u); "
-			"validator off\n",
-			LOCKDEP_MAX_DEPTH, r->name, r->ip, r->cpu);
-		print_held(t);
-		break;
-	case LOCKDEP_REPORT_CLASSES_FULL:
-		lprintk(t,
-			"lock class table full (%u classes) registering %s at 0x%lx (cpu "
-			"%u); validator off\n",
-			LOCKDEP_MAX_CLASSES, r->name, r->ip, r->cpu);
-		break;
-	case LOCKDEP_REPORT_DEPS_FULL:
-		lprintk(t,
-			"dependency table full (%u dependencies) at %s -> %s (cpu %u); "
-			"validator off\n",
-			LOCKDEP_MAX_DEPS, r->held, r->name, r->cpu);
-		break;
-	}
-}
-
-/*
- * printk the report, then pass it to the hook. Never under the graph lock. Lockdep calls
- * from inside (the console lock, the hook's locks) are ignored for this task meanwhile.
- */
-static void report(struct lockdep_task *t, struct lockdep_report *r)
-{
-	void (*hook)(const struct lockdep_report *r) = READ_ONCE(lockdep_report_hook);
-
-	r->cpu = lockdep_cpu_id();
-	r->task = t;
-	if (!t->expected)
-		stat_inc(unexpected);
-	t->recursion++;
-	barrier();
-	print_report(t, r);
-	if (hook)
-		hook(r);
-	barrier();
-	t->recursion--;
-}
+/* ---- reports (built here, printed by lockdep_report.c) ---------------------------------- */
 
 static __attribute__((noinline)) void
 report_recursion(struct lockdep_task *t, const struct lockdep_held_lock *hl, unsigned long ip)
@@ -523,8 +354,8 @@ report_recursion(struct lockdep_task *t, const struct lockdep_held_lock *hl, uns
 				    .held_ip = hl->ip };
 
 	stat_inc(recursion);
-	if (report_first(t, r.type, hl->map, ip))
-		report(t, &r);
+	if (lockdep_report_first(t, r.type, hl->map, ip))
+		lockdep_deliver(t, &r);
 }
 
 static __attribute__((noinline)) void
@@ -535,7 +366,7 @@ report_overflow(struct lockdep_task *t, const struct lockdep_map *map, unsigned 
 				    .ip = ip };
 
 	if (turn_off())
-		report(t, &r);
+		lockdep_deliver(t, &r);
 }
 
 /* A report about `map` that names its holder when that is another task. */
@@ -551,8 +382,8 @@ static __attribute__((noinline)) void report_not_held(struct lockdep_task *t,
 		r.holder = holder;
 		r.holder_ip = __atomic_load_n(&map->holder_ip, __ATOMIC_RELAXED);
 	}
-	if (report_first(t, type, map, ip))
-		report(t, &r);
+	if (lockdep_report_first(t, type, map, ip))
+		lockdep_deliver(t, &r);
 }
 
 /* ---- the API ----------------------------------------------------------------------------- */
@@ -623,12 +454,12 @@ void lockdep_acquire(struct lockdep_map *map, unsigned flags, unsigned long ip)
 		__atomic_store_n(&map->holder_ip, ip, __ATOMIC_RELAXED);
 	}
 	stat_inc(acquisitions);
-	if (unlikely(t->depth > __atomic_load_n(&counters.max_depth, __ATOMIC_RELAXED))) {
-		uint32_t old = __atomic_load_n(&counters.max_depth, __ATOMIC_RELAXED);
+	if (unlikely(t->depth > __atomic_load_n(&lockdep_counters.max_depth, __ATOMIC_RELAXED))) {
+		uint32_t old = __atomic_load_n(&lockdep_counters.max_depth, __ATOMIC_RELAXED);
 
 		while (t->depth > old &&
-		       !__atomic_compare_exchange_n(&counters.max_depth, &old, t->depth, false,
-						    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		       !__atomic_compare_exchange_n(&lockdep_counters.max_depth, &old, t->depth,
+						    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			;
 	}
 }
@@ -696,13 +527,13 @@ void lockdep_assert_not_held(const struct lockdep_map *map)
 	if (!t || (i = held_index(t, map)) < 0)
 		return;
 	stat_inc(held);
-	if (report_first(t, LOCKDEP_REPORT_HELD, map, ip)) {
+	if (lockdep_report_first(t, LOCKDEP_REPORT_HELD, map, ip)) {
 		struct lockdep_report r = { .type = LOCKDEP_REPORT_HELD,
 					    .name = map_name(map),
 					    .ip = ip,
 					    .held_ip = t->held[i].ip };
 
-		report(t, &r);
+		lockdep_deliver(t, &r);
 	}
 }
 
@@ -733,24 +564,24 @@ void lockdep_print_held_locks(void)
 	if (!t)
 		return;
 	t->recursion++;
-	print_held(t);
+	lockdep_print_held(t);
 	t->recursion--;
 }
 
 void lockdep_get_stats(struct lockdep_stats *st)
 {
-	st->acquisitions = __atomic_load_n(&counters.acquisitions, __ATOMIC_RELAXED);
-	st->releases = __atomic_load_n(&counters.releases, __ATOMIC_RELAXED);
-	st->inversions = __atomic_load_n(&counters.inversions, __ATOMIC_RELAXED);
-	st->not_held = __atomic_load_n(&counters.not_held, __ATOMIC_RELAXED);
-	st->held = __atomic_load_n(&counters.held, __ATOMIC_RELAXED);
-	st->bad_release = __atomic_load_n(&counters.bad_release, __ATOMIC_RELAXED);
-	st->recursion = __atomic_load_n(&counters.recursion, __ATOMIC_RELAXED);
-	st->graph_busy = __atomic_load_n(&counters.graph_busy, __ATOMIC_RELAXED);
-	st->unexpected = __atomic_load_n(&counters.unexpected, __ATOMIC_RELAXED);
+	st->acquisitions = __atomic_load_n(&lockdep_counters.acquisitions, __ATOMIC_RELAXED);
+	st->releases = __atomic_load_n(&lockdep_counters.releases, __ATOMIC_RELAXED);
+	st->inversions = __atomic_load_n(&lockdep_counters.inversions, __ATOMIC_RELAXED);
+	st->not_held = __atomic_load_n(&lockdep_counters.not_held, __ATOMIC_RELAXED);
+	st->held = __atomic_load_n(&lockdep_counters.held, __ATOMIC_RELAXED);
+	st->bad_release = __atomic_load_n(&lockdep_counters.bad_release, __ATOMIC_RELAXED);
+	st->recursion = __atomic_load_n(&lockdep_counters.recursion, __ATOMIC_RELAXED);
+	st->graph_busy = __atomic_load_n(&lockdep_counters.graph_busy, __ATOMIC_RELAXED);
+	st->unexpected = __atomic_load_n(&lockdep_counters.unexpected, __ATOMIC_RELAXED);
 	st->classes = __atomic_load_n(&nr_classes, __ATOMIC_RELAXED);
 	st->dependencies = __atomic_load_n(&nr_deps, __ATOMIC_RELAXED);
-	st->max_depth = __atomic_load_n(&counters.max_depth, __ATOMIC_RELAXED);
+	st->max_depth = __atomic_load_n(&lockdep_counters.max_depth, __ATOMIC_RELAXED);
 	st->enabled = __atomic_load_n(&lockdep_on, __ATOMIC_RELAXED);
 }
 
@@ -763,11 +594,10 @@ void lockdep_reset(void)
 	memset(hash_heads, 0, sizeof(hash_heads));
 	memset(adj, 0, sizeof(adj));
 	memset(deps, 0, sizeof(deps));
-	memset(seen, 0, sizeof(seen));
-	memset(&counters, 0, sizeof(counters));
+	memset(&lockdep_counters, 0, sizeof(lockdep_counters));
 	__atomic_store_n(&nr_classes, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&nr_deps, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&seen_full, 0, __ATOMIC_RELAXED);
+	lockdep_report_reset();
 	/* Cached class keys of the old generation stop matching. */
 	__atomic_store_n(&class_gen, gen ? gen : 1, __ATOMIC_RELAXED);
 	if (locked)

@@ -7,6 +7,7 @@
  */
 #include "kernel/main.h"
 
+#include "apps/agent_service.h"
 #include "apps/selftest.h"
 #include "arch.h"
 #include "drivers/acpi_hotplug.h"
@@ -87,7 +88,7 @@ static int init_main(void *arg)
 	crash_from_cmdline();
 	virtio_console_start();
 	/* After the boot bring-up: the agent's session (and its events) starts here. */
-	agent_start();
+	agent_service_start();
 	acpi_hotplug_start(); /* CPUs may come and go from now on */
 	st = selftest_run_cmdline();
 	/* `selftest.stay`: keep running afterwards, for a host that checks the aftermath. */
@@ -118,7 +119,7 @@ __noreturn void kernel_main(void)
 	sched_init_boot_cpu();
 	time_init();
 	timers_prepare_cpu(0);
-	tick_start_cpu();
+	tick_starting_cpu(0);
 	printk("plugvm-guest: clock event %s at %u kHz, TSC %u kHz, HZ %u\n", arch_timer_mode(),
 	       arch_timer_khz(), arch_tsc_khz(), HZ);
 	if (timers_online_cpu(0))

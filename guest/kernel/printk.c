@@ -15,6 +15,18 @@ static struct console *consoles;
 static int console_owner = -1; /* CPU inside console_write(), for recursion */
 bool printk_verbose;
 
+/* The linker's bounds of the table (none in host tests, which link no console driver). */
+extern const console_initcall_t __start_console_initcalls[] __attribute__((weak));
+extern const console_initcall_t __stop_console_initcalls[] __attribute__((weak));
+
+void console_init(void)
+{
+	const console_initcall_t *fn;
+
+	for (fn = __start_console_initcalls; fn < __stop_console_initcalls; fn++)
+		(*fn)();
+}
+
 void console_register(struct console *con)
 {
 	unsigned long flags = spin_lock_irqsave(&console_lock);

@@ -22,6 +22,18 @@ struct console {
 };
 
 void console_register(struct console *con);
+
+/*
+ * CONSOLE_INITCALL(fn) in a console driver: fn (program the device, console_register())
+ * runs in console_init(), which the arch's boot calls as soon as printk may print, before
+ * anything can panic (Linux's console_initcall). The arch never names the driver.
+ */
+typedef void (*console_initcall_t)(void);
+#define CONSOLE_INITCALL(fn)                                    \
+	static const console_initcall_t __console_initcall_##fn \
+	    __attribute__((used, section("console_initcalls"), aligned(8))) = fn
+/* Run every CONSOLE_INITCALL, in link order. Boot CPU, once. */
+void console_init(void);
 /* Write raw bytes to the consoles (no formatting). */
 void console_write(const char *s, size_t n);
 /* Panic: let this CPU write even if another one holds the console lock forever. */

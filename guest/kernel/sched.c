@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The scheduler: per-CPU run queues, context switches, wake-ups, preemption, migration.
+ * The scheduler: per-CPU run queues, placement, context switches, wake-ups, preemption,
+ * priorities, the idle loop. A thread's life (create, exit, join) is in thread.c, the run
+ * queues of CPUs that come and go in sched_hotplug.c, diagnostics in sched_debug.c; what
+ * they share is sched_internal.h.
  *
  * Locking: a run queue is touched only by its own CPU, under rq->lock (a local_lock) with
  * interrupts off. Another CPU hands a woken thread over by pushing it on the target's
@@ -17,102 +20,15 @@
 
 #include "kernel/bug.h"
 #include "kernel/cpuhp.h"
-#include "kernel/local_lock.h"
-#include "kernel/mm.h"
 #include "kernel/printk.h"
-#include "kernel/smp.h"
-#include "kernel/spinlock.h"
-#include "kernel/string.h"
+#include "kernel/sched_internal.h"
 #include "kernel/timer.h"
 
-enum sched_mode {
-	SCHED_MODE_SLEEP, /* voluntary: sleep, exit, or plain schedule() */
-	SCHED_MODE_YIELD, /* voluntary: to the tail of the priority */
-	SCHED_MODE_PREEMPT, /* involuntary: stays at the head of its priority */
-};
-
-#define RR_SLICE_TICKS 10
-
-static struct spinlock parked_lock = SPINLOCK_INIT("sched.parked");
-static struct list_head parked = LIST_HEAD_INIT(parked); /* guarded by parked_lock */
-/* Every thread from creation to join, for sched_dump_threads(). */
-static struct spinlock all_lock = SPINLOCK_INIT("sched.all");
-static struct list_head all_threads = LIST_HEAD_INIT(all_threads); /* guarded by all_lock */
-static struct thread boot_idle;
+struct spinlock sched_parked_lock = SPINLOCK_INIT("sched.parked");
+struct list_head sched_parked = LIST_HEAD_INIT(sched_parked);
 uint64_t sched_atomic_sleep_bugs;
 
-static struct rq *this_rq(void)
-{
-	return &this_cpu()->rq;
-}
-
-static struct rq *cpu_rq(unsigned cpu)
-{
-	struct cpu *c = cpu < NR_CPUS ? READ_ONCE(cpu_table[cpu]) : NULL;
-
-	return c ? &c->rq : NULL;
-}
-
-static bool cpu_active(unsigned cpu)
-{
-	struct rq *rq = cpu_rq(cpu);
-
-	return rq && __atomic_load_n(&rq->active, __ATOMIC_ACQUIRE);
-}
-
-/* Would `cpu` take t now? Per-CPU threads from STARTING on, all others once active. */
-static bool cpu_takes(const struct thread *t, unsigned cpu)
-{
-	struct rq *rq = cpu_rq(cpu);
-
-	if (!rq)
-		return false;
-	if (t->percpu && t->pinned == (int)cpu)
-		return __atomic_load_n(&rq->online, __ATOMIC_ACQUIRE);
-	return __atomic_load_n(&rq->active, __ATOMIC_ACQUIRE);
-}
-
-/* Interrupts off, then the run-queue lock. */
-static struct rq *rq_lock_irqsave(unsigned long *flags)
-{
-	struct rq *rq;
-
-	*flags = arch_irq_save();
-	rq = this_rq();
-	local_lock_irqs_off(&rq->lock);
-	return rq;
-}
-
-static void rq_unlock_irqrestore(struct rq *rq, unsigned long flags)
-{
-	local_unlock_irqs_off(&rq->lock);
-	arch_irq_restore(flags);
-	preempt_check_resched();
-}
-
-static void set_need_resched(void)
-{
-	this_cpu()->need_resched = 1;
-}
-
-/* ---- run-queue bookkeeping (rq lock held) --------------------------------------------- */
-
-static void update_curr(struct rq *rq)
-{
-	WRITE_ONCE(rq->curr_prio, rq->curr->is_idle ? -1 : rq->curr->rq.prio);
-}
-
-static void enqueue(struct rq *rq, struct thread *t, bool head)
-{
-	rqq_enqueue(&rq->queue, &t->rq, head);
-	WRITE_ONCE(rq->nr_running, rq->nr_running + 1);
-}
-
-static void dequeue(struct rq *rq, struct thread *t)
-{
-	rqq_dequeue(&rq->queue, &t->rq);
-	WRITE_ONCE(rq->nr_running, rq->nr_running - 1);
-}
+/* ---- placement (interrupts off) ----------------------------------------------------------- */
 
 /* May t run on cpu now? */
 static bool cpu_allowed(const struct thread *t, unsigned cpu)
@@ -124,13 +40,13 @@ static bool cpu_allowed(const struct thread *t, unsigned cpu)
 	return cpu_active(cpu);
 }
 
-static void park(struct thread *t)
+void sched_park(struct thread *t)
 {
-	unsigned long flags = spin_lock_irqsave(&parked_lock);
+	unsigned long flags = spin_lock_irqsave(&sched_parked_lock);
 
 	__atomic_store_n(&t->state, THREAD_PARKED, __ATOMIC_RELEASE);
-	list_add_tail(&t->park_node, &parked);
-	spin_unlock_irqrestore(&parked_lock, flags);
+	list_add_tail(&t->park_node, &sched_parked);
+	spin_unlock_irqrestore(&sched_parked_lock, flags);
 }
 
 /*
@@ -138,7 +54,7 @@ static void park(struct thread *t)
  * there; else an idle active CPU; else the active CPU running the lowest priority.
  * Reads other CPUs' run queues racily: a hint, corrected by preemption.
  */
-static unsigned select_cpu(const struct thread *t)
+unsigned sched_select_cpu(const struct thread *t)
 {
 	unsigned cpu, best, self = smp_processor_id();
 	int best_prio;
@@ -154,7 +70,7 @@ static unsigned select_cpu(const struct thread *t)
 	for (cpu = cpumask_next(&cpu_online_mask, 0); !cpu_active(best) && cpu < NR_CPUS;
 	     cpu = cpumask_next(&cpu_online_mask, cpu + 1))
 		best = cpu;
-	best_prio = cpu_active(best) ? READ_ONCE(cpu_rq(best)->curr_prio) : SCHED_NR_PRIO;
+	best_prio = cpu_active(best) ? READ_ONCE(cpu_rq(best)->curr_prio) : SCHED_PRIO_MAX + 1;
 	for_each_cpu(cpu, &cpu_online_mask) {
 		struct rq *rq = cpu_rq(cpu);
 		int p;
@@ -172,7 +88,7 @@ static unsigned select_cpu(const struct thread *t)
 	return best;
 }
 
-static void hand_over(struct thread *t, unsigned cpu);
+void sched_hand_over(struct thread *t, unsigned cpu);
 
 /* t (RUNNABLE) arrives on this CPU. rq lock held, interrupts off. */
 static void activate(struct rq *rq, struct thread *t)
@@ -181,17 +97,18 @@ static void activate(struct rq *rq, struct thread *t)
 
 	if (!cpu_allowed(t, self) || (t->pinned == (int)self && !cpu_takes(t, self))) {
 		if (t->pinned >= 0 && (unsigned)t->pinned == self) {
-			park(t); /* pinned here, and this CPU is not (or no longer) taking it */
+			sched_park(
+			    t); /* pinned here, and this CPU is not (or no longer) taking it */
 			return;
 		}
-		hand_over(t, select_cpu(t));
+		sched_hand_over(t, sched_select_cpu(t));
 		return;
 	}
 	if (t->cpu != self) {
 		rq->stats.migrations_in++;
 		t->cpu = self;
 	}
-	enqueue(rq, t, false);
+	rq_enqueue(rq, t, false);
 	if (t->rq.prio > rq->curr_prio) {
 		set_need_resched();
 		if (!rq->urgent_tsc)
@@ -200,7 +117,7 @@ static void activate(struct rq *rq, struct thread *t)
 }
 
 /* Give a RUNNABLE thread to `cpu` (maybe this one). Interrupts off. */
-static void hand_over(struct thread *t, unsigned cpu)
+void sched_hand_over(struct thread *t, unsigned cpu)
 {
 	struct rq *rq;
 
@@ -215,13 +132,13 @@ static void hand_over(struct thread *t, unsigned cpu)
 	rq = cpu_rq(cpu);
 	if (!rq || !cpu_takes(t, cpu)) {
 		if (t->pinned >= 0 || t->migrate_disabled) {
-			park(t);
+			sched_park(t);
 			return;
 		}
-		cpu = select_cpu(t);
+		cpu = sched_select_cpu(t);
 		rq = cpu_rq(cpu);
 		if (!rq || !cpu_active(cpu)) {
-			park(t); /* no active CPU at all: only while the system shuts down */
+			sched_park(t); /* no active CPU at all: only while the system shuts down */
 			return;
 		}
 	}
@@ -230,7 +147,7 @@ static void hand_over(struct thread *t, unsigned cpu)
 }
 
 /* Take the wake-ups other CPUs handed us. rq lock held, interrupts off. */
-static void drain_wake_list(struct rq *rq)
+void rq_drain_wake_list(struct rq *rq)
 {
 	struct llist_node *n = llist_reverse(llist_del_all(&rq->wake_list));
 
@@ -243,7 +160,7 @@ static void drain_wake_list(struct rq *rq)
 	}
 }
 
-static void resched_ipi(unsigned vector, void *arg)
+void sched_resched_ipi(unsigned vector, void *arg)
 {
 	struct rq *rq = this_rq();
 
@@ -251,14 +168,14 @@ static void resched_ipi(unsigned vector, void *arg)
 	(void)arg;
 	local_lock_irqs_off(&rq->lock);
 	rq->stats.resched_ipis++;
-	drain_wake_list(rq);
+	rq_drain_wake_list(rq);
 	local_unlock_irqs_off(&rq->lock);
 }
 
 /* ---- the switch ------------------------------------------------------------------------ */
 
 /* The resumed thread's half of a switch: release the one we switched away from. */
-static void finish_switch(void)
+void sched_finish_switch(void)
 {
 	struct thread *last = this_rq()->last;
 
@@ -272,10 +189,10 @@ static void finish_switch(void)
 	__atomic_store_n(&last->on_cpu, 0, __ATOMIC_RELEASE);
 }
 
-static void __schedule(enum sched_mode mode)
+void __schedule(enum sched_mode mode)
 {
 	struct thread *prev, *next;
-	struct rq_entity *e;
+	struct prioq_node *e;
 	unsigned long flags;
 	struct rq *rq;
 	int excess, s;
@@ -297,7 +214,7 @@ static void __schedule(enum sched_mode mode)
 	}
 	preempt_count_add(1);
 	local_lock_irqs_off(&rq->lock);
-	drain_wake_list(rq);
+	rq_drain_wake_list(rq);
 
 	/*
 	 * Only the thread itself commits a sleep. Preempted between thread_prepare_sleep() and
@@ -314,18 +231,18 @@ static void __schedule(enum sched_mode mode)
 	    !prev->is_idle) {
 		if (cpu_allowed(prev, smp_processor_id())) {
 			/* Preempted: resume first among equals; yield or expired slice: last. */
-			enqueue(rq, prev, mode == SCHED_MODE_PREEMPT && !prev->rr_expired);
+			rq_enqueue(rq, prev, mode == SCHED_MODE_PREEMPT && !prev->rr_expired);
 		} else {
 			/* Re-pinned, or its CPU is going down: the next CPU takes it once our
 			 * switch away from it is complete (it waits for on_cpu). */
 			rq->stats.migrations_out++;
-			hand_over(prev, select_cpu(prev));
+			sched_hand_over(prev, sched_select_cpu(prev));
 		}
 	}
-	e = rqq_peek(&rq->queue);
+	e = prioq_peek(&rq->queue);
 	next = e ? container_of(e, struct thread, rq) : rq->idle;
 	if (e)
-		dequeue(rq, next);
+		rq_dequeue(rq, next);
 	rq->urgent_tsc = 0; /* the most urgent thread runs now */
 	this_cpu()->need_resched = 0;
 	prev->rr_expired = false;
@@ -345,7 +262,7 @@ static void __schedule(enum sched_mode mode)
 		goto out;
 	rq->curr = next;
 	rq->last = prev;
-	update_curr(rq);
+	rq_update_curr(rq);
 
 	while (__atomic_load_n(&next->on_cpu, __ATOMIC_ACQUIRE))
 		arch_cpu_relax();
@@ -353,7 +270,7 @@ static void __schedule(enum sched_mode mode)
 	next->cpu = smp_processor_id();
 	arch_context_switch(&prev->ctx, &next->ctx);
 	/* prev runs again here, maybe on another CPU. */
-	finish_switch();
+	sched_finish_switch();
 out:
 	preempt_count_add(-1);
 	if (prev->saved_preempt) {
@@ -361,17 +278,6 @@ out:
 		prev->saved_preempt = 0;
 	}
 	arch_irq_restore(flags);
-}
-
-/* A new thread's first instructions, on its own stack (arch_context_init's entry). */
-static void thread_entry(void *arg)
-{
-	struct thread *t = arg;
-
-	finish_switch();
-	preempt_count_add(-1); /* the count __schedule() took for the switch to us */
-	arch_irq_enable();
-	thread_exit(t->fn(t->arg));
 }
 
 void schedule(void)
@@ -427,7 +333,7 @@ void sched_tick(void)
 	if (--t->slice_left <= 0) {
 		t->slice_left = RR_SLICE_TICKS;
 		/* Preempted at the head would run again; an expired slice goes to the tail. */
-		if (rqq_top_prio(&this_rq()->queue) >= t->rq.prio) {
+		if (prioq_top_prio(&this_rq()->queue) >= t->rq.prio) {
 			t->rr_expired = true;
 			set_need_resched();
 		}
@@ -445,6 +351,11 @@ void thread_sleep(void)
 {
 	schedule();
 	/* A wake-up before the commit left us RUNNABLE; either way we run now. */
+}
+
+void thread_cancel_sleep(void)
+{
+	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
 }
 
 bool thread_wake(struct thread *t)
@@ -468,7 +379,7 @@ bool thread_wake(struct thread *t)
 	}
 	t->wakeup_tsc = arch_tsc();
 	flags = arch_irq_save();
-	hand_over(t, select_cpu(t));
+	sched_hand_over(t, sched_select_cpu(t));
 	arch_irq_restore(flags);
 	preempt_check_resched();
 	return true;
@@ -483,16 +394,16 @@ void sched_set_effective_prio(struct thread *t, int prio)
 	struct rq *rq = rq_lock_irqsave(&flags);
 
 	if (t->rq.queued && t->cpu == smp_processor_id()) {
-		dequeue(rq, t);
+		rq_dequeue(rq, t);
 		t->rq.prio = prio;
-		enqueue(rq, t, true);
+		rq_enqueue(rq, t, true);
 		if (prio > rq->curr_prio)
 			set_need_resched();
 	} else {
 		t->rq.prio = prio;
 		if (t == rq->curr) {
-			update_curr(rq);
-			if (rqq_top_prio(&rq->queue) > prio)
+			rq_update_curr(rq);
+			if (prioq_top_prio(&rq->queue) > prio)
 				set_need_resched();
 		}
 	}
@@ -521,17 +432,17 @@ void thread_set_cpu(struct thread *t, int cpu)
 	bool unpark = false;
 
 	WRITE_ONCE(t->pinned, cpu);
-	flags = spin_lock_irqsave(&parked_lock);
+	flags = spin_lock_irqsave(&sched_parked_lock);
 	if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) == THREAD_PARKED &&
 	    (cpu < 0 || cpu_active((unsigned)cpu))) {
 		list_del(&t->park_node);
 		__atomic_store_n(&t->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
 		unpark = true;
 	}
-	spin_unlock_irqrestore(&parked_lock, flags);
+	spin_unlock_irqrestore(&sched_parked_lock, flags);
 	if (unpark) {
 		flags = arch_irq_save();
-		hand_over(t, select_cpu(t));
+		sched_hand_over(t, sched_select_cpu(t));
 		arch_irq_restore(flags);
 	}
 	/* Racy but safe: once `pinned` is set, the scheduler only ever places us there. */
@@ -539,356 +450,7 @@ void thread_set_cpu(struct thread *t, int cpu)
 		thread_yield(); /* __schedule() hands us to the new CPU */
 }
 
-/* ---- threads ------------------------------------------------------------------------------ */
-
-struct thread *thread_create(const char *name, int (*fn)(void *), void *arg, int prio, int cpu)
-{
-	struct thread *t = kzalloc(sizeof(*t));
-
-	if (!t)
-		return NULL;
-	t->stack = page_alloc(THREAD_STACK_SIZE / PAGE_SIZE);
-	if (!t->stack) {
-		kfree(t);
-		return NULL;
-	}
-	if (prio < SCHED_PRIO_MIN)
-		prio = SCHED_PRIO_MIN;
-	if (prio > SCHED_PRIO_MAX)
-		prio = SCHED_PRIO_MAX;
-	rqq_entity_init(&t->rq, prio);
-	t->base_prio = prio;
-	t->state = THREAD_NEW;
-	t->policy = SCHED_FIFO;
-	t->slice_left = RR_SLICE_TICKS;
-	t->pinned = cpu;
-	t->cpu = cpu >= 0 ? (unsigned)cpu : raw_smp_processor_id(); /* a hint */
-	t->fn = fn;
-	t->arg = arg;
-	list_init(&t->park_node);
-	list_init(&t->pi_node);
-	lockdep_task_init(&t->lockdep);
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	arch_context_init(&t->ctx, (char *)t->stack + THREAD_STACK_SIZE, thread_entry, t);
-	{
-		unsigned long flags = spin_lock_irqsave(&all_lock);
-
-		list_add_tail(&t->all_node, &all_threads);
-		spin_unlock_irqrestore(&all_lock, flags);
-	}
-	return t;
-}
-
-void thread_start(struct thread *t)
-{
-	__atomic_store_n(&t->state, THREAD_BLOCKED, __ATOMIC_RELEASE);
-	thread_wake(t);
-}
-
-struct thread *thread_run(const char *name, int (*fn)(void *), void *arg, int prio, int cpu)
-{
-	struct thread *t = thread_create(name, fn, arg, prio, cpu);
-
-	if (t)
-		thread_start(t);
-	return t;
-}
-
-struct thread *kthread_run_on_cpu(const char *name, int (*fn)(void *), void *arg, int prio,
-				  unsigned cpu)
-{
-	struct thread *t = thread_create(name, fn, arg, prio, (int)cpu);
-
-	if (t) {
-		t->percpu = true;
-		thread_start(t);
-	}
-	return t;
-}
-
-__noreturn void thread_exit(int code)
-{
-	struct thread *t = current_thread(), *joiner;
-
-	if (lockdep_depth() > 0) {
-		pr_bug("thread %s exits holding %u locks\n", t->name, lockdep_depth());
-		lockdep_print_held_locks();
-	}
-	t->exit_code = code;
-	arch_irq_disable();
-	/*
-	 * Store DEAD, then read the joiner; thread_join() stores the joiner, then reads the
-	 * state: one of us sees the other. The joiner cannot return (nor be freed) before our
-	 * switch away is complete, so waking it here, with interrupts off, is safe.
-	 */
-	__atomic_store_n(&t->state, THREAD_DEAD, __ATOMIC_SEQ_CST);
-	joiner = __atomic_load_n(&t->joiner, __ATOMIC_SEQ_CST);
-	if (joiner)
-		thread_wake(joiner);
-	__schedule(SCHED_MODE_SLEEP);
-	panic("dead thread %s ran again", t->name);
-}
-
-int thread_join(struct thread *t)
-{
-	struct thread *me = current_thread();
-	int code;
-
-	__atomic_store_n(&t->joiner, me, __ATOMIC_SEQ_CST);
-	for (;;) {
-		thread_prepare_sleep();
-		if (__atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == THREAD_DEAD)
-			break;
-		thread_sleep();
-	}
-	__atomic_store_n(&me->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
-	/* Dead, maybe still switching away on its CPU (interrupts off there: a short wait). */
-	while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
-		arch_cpu_relax();
-	code = t->exit_code;
-	{
-		unsigned long flags = spin_lock_irqsave(&all_lock);
-
-		list_del(&t->all_node);
-		spin_unlock_irqrestore(&all_lock, flags);
-	}
-	page_free(t->stack, THREAD_STACK_SIZE / PAGE_SIZE);
-	kfree(t);
-	return code;
-}
-
-/* ---- CPUs ------------------------------------------------------------------------------------ */
-
-static void rq_init(struct rq *rq, struct thread *idle, unsigned cpu)
-{
-	local_lock_init(&rq->lock, "rq.lock");
-	rqq_init(&rq->queue);
-	/* Statistics survive hotplug: the struct cpu is zeroed once, at its first bring-up. */
-	rq->wake_list.first = NULL;
-	rq->idle = idle;
-	rq->curr = idle;
-	rq->last = NULL;
-	rq->curr_prio = -1;
-	rq->nr_running = 0;
-	rq->active = false;
-	rq->online = false;
-	idle->is_idle = true;
-	idle->pinned = (int)cpu;
-	idle->cpu = cpu;
-	idle->state = THREAD_RUNNABLE;
-	idle->policy = SCHED_FIFO;
-	rqq_entity_init(&idle->rq, 0);
-	list_init(&idle->park_node);
-	lockdep_task_init(&idle->lockdep);
-	snprintf(idle->name, sizeof(idle->name), "idle/%u", cpu);
-}
-
-void sched_init_boot_cpu(void)
-{
-	struct rq *rq = this_rq();
-
-	rq_init(rq, &boot_idle, 0);
-	boot_idle.stack = this_cpu()->arch.stack;
-	boot_idle.on_cpu = 1;
-	rq->online = true;
-	rq->active = true;
-	arch_set_irq_handler(VEC_RESCHEDULE, resched_ipi, NULL);
-}
-
-int sched_prepare_cpu(unsigned cpu, void *idle_stack)
-{
-	struct thread *idle = kzalloc(sizeof(*idle));
-
-	struct llist_node *stale;
-
-	if (!idle)
-		return -12; /* -ENOMEM */
-	idle->stack = idle_stack;
-	/* Its last life's wake list was drained when it died; anything there now was handed
-	 * over too late and would be lost with the list: say so, and place it elsewhere. */
-	stale = llist_del_all(&cpu_table[cpu]->rq.wake_list);
-	rq_init(&cpu_table[cpu]->rq, idle, cpu);
-	while (stale) {
-		struct thread *t = container_of(stale, struct thread, wake_node);
-		unsigned long flags;
-
-		stale = stale->next;
-		pr_bug("cpu %u: thread '%s' was handed to it while it was away\n", cpu, t->name);
-		flags = arch_irq_save();
-		hand_over(t, select_cpu(t));
-		arch_irq_restore(flags);
-	}
-	return 0;
-}
-
-void sched_start_cpu(void)
-{
-	struct rq *rq = this_rq();
-
-	rq->curr->on_cpu = 1;
-	__atomic_store_n(&rq->online, true, __ATOMIC_SEQ_CST);
-}
-
-void sched_dying_cpu(void)
-{
-	struct rq *rq = this_rq();
-	struct rq_entity *e;
-
-	/* Hand-overs that read `online` before this are in the wake list by the time the
-	 * control CPU's sched_dead_cpu() drains it; the queue we empty now. */
-	__atomic_store_n(&rq->online, false, __ATOMIC_SEQ_CST);
-	local_lock_irqs_off(&rq->lock);
-	drain_wake_list(rq);
-	while ((e = rqq_peek(&rq->queue))) {
-		struct thread *t = container_of(e, struct thread, rq);
-
-		dequeue(rq, t);
-		if (t->pinned == (int)smp_processor_id() || t->migrate_disabled) {
-			park(t);
-		} else {
-			rq->stats.migrations_out++;
-			hand_over(t, select_cpu(t));
-		}
-	}
-	local_unlock_irqs_off(&rq->lock);
-}
-
-void sched_park_current(void)
-{
-	park(current_thread());
-	__schedule(SCHED_MODE_SLEEP);
-}
-
-static void unpark(unsigned cpu, bool percpu_only)
-{
-	struct list_head resume = LIST_HEAD_INIT(resume);
-	struct thread *t, *tmp;
-	unsigned long flags;
-
-	flags = spin_lock_irqsave(&parked_lock);
-	list_for_each_entry_safe(t, tmp, &parked, park_node) {
-		bool mine = t->pinned == (int)cpu || (t->migrate_disabled && t->cpu == cpu);
-
-		if (percpu_only ? (mine && t->percpu)
-				: (mine || (t->pinned < 0 && !t->migrate_disabled))) {
-			list_del(&t->park_node);
-			list_add_tail(&t->park_node, &resume);
-		}
-	}
-	spin_unlock_irqrestore(&parked_lock, flags);
-	list_for_each_entry_safe(t, tmp, &resume, park_node) {
-		list_del(&t->park_node);
-		/* It parked itself or was parked off the CPU: wait until it is switched out. */
-		while (__atomic_load_n(&t->on_cpu, __ATOMIC_ACQUIRE))
-			arch_cpu_relax();
-		__atomic_store_n(&t->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
-		flags = arch_irq_save();
-		hand_over(t, select_cpu(t));
-		arch_irq_restore(flags);
-	}
-}
-
-void sched_unpark_percpu(unsigned cpu)
-{
-	unpark(cpu, true);
-}
-
-void sched_dead_cpu(unsigned cpu)
-{
-	struct rq *rq = cpu_rq(cpu);
-	unsigned long flags;
-	struct llist_node *n;
-
-	if (!rq)
-		return;
-	/* A wake-up may have been handed over just before the CPU stopped taking them. */
-	flags = arch_irq_save();
-	n = llist_del_all(&rq->wake_list);
-	while (n) {
-		struct thread *t = container_of(n, struct thread, wake_node);
-
-		n = n->next;
-		hand_over(t, select_cpu(t));
-	}
-	arch_irq_restore(flags);
-	if (rq->queue.nr)
-		pr_bug("cpu %u died with %u queued threads\n", cpu, rq->queue.nr);
-	kfree(rq->idle);
-	rq->idle = NULL;
-}
-
-void sched_activate_cpu(unsigned cpu)
-{
-	__atomic_store_n(&cpu_rq(cpu)->active, true, __ATOMIC_SEQ_CST);
-	unpark(cpu, false);
-}
-
-/* A CPU that cannot go down says which thread keeps it (once). */
-static bool warn_deactivate_stuck(unsigned cpu, const struct thread *t)
-{
-	printk("sched: cpu %u: deactivation has waited 1 s for '%s' (prio %d, state %d, "
-	       "migrate_disabled %d, pi locks %u, on_cpu %d, cpu %u, pinned %d)\n",
-	       cpu, t->name, t->rq.prio, t->state, t->migrate_disabled, t->nr_pi_locks, t->on_cpu,
-	       t->cpu, t->pinned);
-	return true;
-}
-
-unsigned sched_deactivate_cpu(unsigned cpu)
-{
-	struct rq *rq = this_rq();
-	unsigned long flags;
-	uint64_t since = arch_now_ns();
-	unsigned moved = 0;
-	bool stuck, warned = false;
-
-	__atomic_store_n(&rq->active, false, __ATOMIC_SEQ_CST);
-	/*
-	 * Hand-overs run with interrupts off: once every other CPU has taken an IPI, none
-	 * is still between reading `active` and pushing to our wake_list.
-	 */
-	smp_sync_others();
-	do {
-		struct rq_queue percpu;
-		struct rq_entity *e;
-
-		rqq_init(&percpu);
-		stuck = false;
-		rq = rq_lock_irqsave(&flags);
-		drain_wake_list(rq);
-		while ((e = rqq_peek(&rq->queue))) {
-			struct thread *t = container_of(e, struct thread, rq);
-
-			if (t->migrate_disabled) {
-				/* Must leave its section here first: let it run before us. */
-				stuck = true;
-				if (!warned && arch_now_ns() - since > 1000000000ull)
-					warned = warn_deactivate_stuck(cpu, t);
-				break;
-			}
-			dequeue(rq, t);
-			if (t->percpu && t->pinned == (int)cpu) {
-				/* Stays until the CPU dies; set aside and requeued below. */
-				rqq_enqueue(&percpu, &t->rq, false);
-				continue;
-			}
-			moved++;
-			if (t->pinned == (int)cpu) {
-				park(t);
-			} else {
-				rq->stats.migrations_out++;
-				hand_over(t, select_cpu(t));
-			}
-		}
-		while ((e = rqq_peek(&percpu))) {
-			rqq_dequeue(&percpu, e);
-			enqueue(rq, container_of(e, struct thread, rq), false);
-		}
-		rq_unlock_irqrestore(rq, flags);
-		if (stuck)
-			thread_yield_to_lower(); /* it goes at its next switch */
-	} while (stuck);
-	return moved;
-}
+/* ---- the idle loop -------------------------------------------------------------------------- */
 
 __noreturn void sched_idle(void)
 {
@@ -912,128 +474,4 @@ __noreturn void sched_idle(void)
 		if (need_resched() || !llist_empty(&this_rq()->wake_list))
 			__schedule(SCHED_MODE_PREEMPT);
 	}
-}
-
-#ifdef CONFIG_LOCKDEP
-uint64_t debug_preempt_bugs;
-
-void debug_this_cpu_preemptible(const char *what)
-{
-	struct thread *t = current_thread();
-
-	/* Threads that cannot leave this CPU: idle, pinned here, migration disabled (RT). */
-	if (!t || t->is_idle || t->migrate_disabled || t->pinned == (int)raw_smp_processor_id())
-		return;
-	if (__atomic_fetch_add(&debug_preempt_bugs, 1, __ATOMIC_RELAXED) < 20) {
-		pr_bug("using %s in preemptible code: thread %s, caller %p\n", what, t->name,
-		       __builtin_return_address(0));
-		arch_backtrace();
-	}
-}
-#endif
-
-struct lockdep_task *lockdep_current(void)
-{
-	struct thread *t;
-
-	/* In interrupt context we cannot migrate; a thread is found with one load. */
-	if (in_interrupt())
-		return &raw_this_cpu()->irq_lockdep;
-	t = current_thread();
-	return t ? &t->lockdep : NULL;
-}
-
-unsigned lockdep_cpu_id(void)
-{
-	return smp_processor_id();
-}
-
-void sched_get_stats(unsigned cpu, struct sched_stats *st)
-{
-	struct rq *rq = cpu_rq(cpu);
-
-	if (rq)
-		*st = rq->stats; /* racy snapshot of counters, good enough for reports */
-	else
-		memset(st, 0, sizeof(*st));
-}
-
-/* ---- diagnostics ----------------------------------------------------------------------------- */
-
-struct hung {
-	char name[THREAD_NAME_LEN];
-	unsigned cpu;
-	uint64_t late_ns;
-	bool expected;
-};
-
-unsigned sched_check_hung(uint64_t now_ns, uint64_t bound_ns)
-{
-	struct hung found[8];
-	unsigned n = 0, i;
-	unsigned long flags = spin_lock_irqsave(&all_lock);
-	struct thread *t;
-
-	list_for_each_entry(t, &all_threads, all_node) {
-		uint64_t deadline = READ_ONCE(t->sleep_deadline_ns);
-
-		if (!deadline || READ_ONCE(t->state) != THREAD_BLOCKED ||
-		    now_ns < deadline + bound_ns || t->hung_reported_ns == deadline)
-			continue;
-		t->hung_reported_ns = deadline;
-		if (n < ARRAY_SIZE(found)) {
-			memcpy(found[n].name, t->name, sizeof(found[n].name));
-			found[n].cpu = t->cpu;
-			found[n].late_ns = now_ns - deadline;
-			found[n].expected = t->bug_expected;
-			n++;
-		}
-	}
-	spin_unlock_irqrestore(&all_lock, flags);
-	for (i = 0; i < n; i++)
-		pr_bug_for(found[i].expected,
-			   "hung task: thread %s (cpu %u) is still blocked %lu ms after its sleep "
-			   "deadline: a lost wake-up\n",
-			   found[i].name, found[i].cpu,
-			   (unsigned long)(found[i].late_ns / 1000000));
-	return n;
-}
-
-uint64_t sched_stuck_ns(uint64_t now_tsc, struct thread **curr)
-{
-	struct rq *rq = this_rq();
-	uint64_t since = rq->urgent_tsc;
-
-	*curr = rq->curr;
-	if (!since || rqq_top_prio(&rq->queue) <= rq->curr_prio || now_tsc < since)
-		return 0;
-	return arch_tsc_to_ns(now_tsc - since);
-}
-
-void sched_dump_threads(void)
-{
-	static const char *const states[] = { "new",	 "runnable", "sleeping",
-					      "blocked", "parked",   "dead" };
-	unsigned long flags = spin_lock_irqsave(&all_lock);
-	struct thread *t;
-
-	/* Racy reads of other CPUs' threads: a snapshot for a human (or a hang report). */
-	list_for_each_entry(t, &all_threads, all_node) {
-		int s = READ_ONCE(t->state);
-		uint64_t pcs[8];
-		unsigned n = 0, i;
-		char bt[8 * 18 + 1];
-		size_t len = 0;
-
-		if (t != current_thread() && !READ_ONCE(t->on_cpu))
-			n = arch_context_backtrace(&t->ctx, t->stack, THREAD_STACK_SIZE, pcs, 8);
-		bt[0] = 0;
-		for (i = 0; i < n; i++)
-			len += (size_t)snprintf(bt + len, sizeof(bt) - len, " %lx",
-						(unsigned long)pcs[i]);
-		printk("thread %s: %s cpu %u pinned %d prio %d/%d on_cpu %d queued %d:%s\n",
-		       t->name, s >= 0 && s <= THREAD_DEAD ? states[s] : "?", t->cpu, t->pinned,
-		       t->rq.prio, t->base_prio, READ_ONCE(t->on_cpu), t->rq.queued, bt);
-	}
-	spin_unlock_irqrestore(&all_lock, flags);
 }

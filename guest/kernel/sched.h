@@ -19,8 +19,10 @@
 #include "kernel/cpu.h"
 #include "kernel/list.h"
 #include "kernel/lockdep.h"
-#include "kernel/rq.h"
+#include "kernel/prioq.h"
 
+#define SCHED_PRIO_MIN	    0
+#define SCHED_PRIO_MAX	    (PRIOQ_NR_PRIO - 1)
 #define THREAD_ANY_CPU	    (-1)
 #define THREAD_NAME_LEN	    16
 #define THREAD_STACK_SIZE   16384
@@ -42,7 +44,7 @@ enum sched_policy {
 
 struct thread {
 	struct arch_context ctx; /* saved registers while switched out */
-	struct rq_entity rq; /* run-queue link; rq.prio = effective priority */
+	struct prioq_node rq; /* run-queue entry; rq.prio = effective priority */
 	int state; /* enum thread_state, changed with atomics */
 	int base_prio; /* priority before inheritance */
 	int policy;
@@ -120,6 +122,28 @@ void thread_yield(void);
  */
 void thread_prepare_sleep(void);
 void thread_sleep(void);
+/*
+ * Leave the sleep thread_prepare_sleep() began: the condition came true (before or after
+ * thread_sleep() returned), so the caller is RUNNABLE again and a late wake-up finds
+ * nothing to do (Linux's __set_current_state(TASK_RUNNING)). Thread context.
+ */
+void thread_cancel_sleep(void);
+/*
+ * Sleep until `cond` is true: prepare, check, sleep, and check again after every wake-up
+ * (which may be spurious); whoever makes `cond` true then calls thread_wake() on us.
+ * `cond` is read with the ordering it spells out (__atomic_load_n(..., ACQUIRE) for a
+ * flag). Thread context, preemption enabled.
+ */
+#define thread_wait_until(cond)                 \
+	do {                                    \
+		for (;;) {                      \
+			thread_prepare_sleep(); \
+			if (cond)               \
+				break;          \
+			thread_sleep();         \
+		}                               \
+		thread_cancel_sleep();          \
+	} while (0)
 /* Wake a sleeping thread; returns false if it was not sleeping. Any context. */
 bool thread_wake(struct thread *t);
 /* Change the (base) priority. */
@@ -144,29 +168,35 @@ void sched_tick(void);
  * Boot: turn the running boot context into CPU 0's idle thread (run queue init included).
  */
 void sched_init_boot_cpu(void);
-/* Prepare `cpu`'s run queue and idle thread (control CPU, before the CPU runs). 0 or -ENOMEM. */
-int sched_prepare_cpu(unsigned cpu, void *idle_stack);
-/* Free what sched_prepare_cpu() allocated (control CPU, after the CPU died). */
-void sched_dead_cpu(unsigned cpu);
-/* On the arriving CPU: its idle context becomes current, its per-CPU threads may run
- * (STARTING, interrupts off). */
-void sched_start_cpu(void);
-/* On the dying CPU (STARTING teardown, interrupts off): stop taking even per-CPU threads;
- * park or hand over whatever is still queued. The caller (its hotplug thread) stays. */
-void sched_dying_cpu(void);
+/*
+ * The scheduler's cpuhp steps (kernel/cpuhp_table.c), each returning 0 or -errno.
+ * sched:prepare: `cpu`'s run queue and its idle thread on the CPU's idle stack (control
+ * CPU, before the CPU runs; -ENOMEM). Its teardown frees the idle thread (control CPU,
+ * after the CPU died).
+ */
+int sched_prepare_cpu(unsigned int cpu);
+int sched_dead_cpu(unsigned int cpu);
+/* sched:starting, on the arriving CPU (interrupts off): its idle context becomes current,
+ * its per-CPU threads may run. */
+int sched_starting_cpu(unsigned int cpu);
+/* sched:starting teardown, on the dying CPU (interrupts off): stop taking even per-CPU
+ * threads; park or hand over whatever is still queued. The caller (its hotplug thread)
+ * stays. */
+int sched_dying_cpu(unsigned int cpu);
 /* Resume the per-CPU threads parked for `cpu` (which must be online). */
 void sched_unpark_percpu(unsigned cpu);
 /* Park the running per-CPU thread (interrupts off) until its CPU comes back; returns with
  * interrupts off, on the CPU's next life. */
 void sched_park_current(void);
-/* Let `cpu` take threads, and resume the threads parked for it. */
-void sched_activate_cpu(unsigned cpu);
+/* sched:active: let `cpu` take threads, and resume the threads parked for it. */
+int sched_activate_cpu(unsigned int cpu);
 /*
- * Stop `cpu` taking threads, wait until no CPU can still be handing it one, and move every
- * movable thread it has to other active CPUs; threads pinned to it are parked (not lost).
- * Runs on `cpu` itself (its hotplug thread). Returns the number of threads moved or parked.
+ * sched:active teardown: stop `cpu` taking threads, wait until no CPU can still be handing
+ * it one, and move every movable thread it has to other active CPUs; threads pinned to it
+ * are parked (not lost). Each one moved or parked counts in its sched_stats.evacuated.
+ * Runs on `cpu` itself (its hotplug thread). Returns 0.
  */
-unsigned sched_deactivate_cpu(unsigned cpu);
+int sched_deactivate_cpu(unsigned int cpu);
 /* The idle loop of the calling CPU. */
 __noreturn void sched_idle(void);
 

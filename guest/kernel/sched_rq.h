@@ -12,7 +12,7 @@
 
 #include "kernel/list.h"
 #include "kernel/local_lock.h"
-#include "kernel/rq.h"
+#include "kernel/prioq.h"
 
 struct thread;
 
@@ -25,12 +25,13 @@ struct sched_stats {
 	uint64_t migrations_out; /* threads sent away (hotplug, balancing) */
 	uint64_t idle_entries; /* times the idle loop halted */
 	uint64_t resched_ipis; /* reschedule IPIs received */
+	uint64_t evacuated; /* threads moved away or parked when the CPU stopped being active */
 };
 
 struct rq {
 	local_lock_t lock;
 	/* Guarded by lock, with interrupts off: */
-	struct rq_queue queue; /* runnable threads, not the running one */
+	struct prioq queue; /* runnable threads, not the running one */
 	struct thread *curr;
 	struct thread *idle;
 	struct thread *last; /* switched away from; released by finish_switch() */

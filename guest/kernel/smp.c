@@ -7,6 +7,7 @@
 
 #include "arch.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/preempt.h"
 #include "kernel/printk.h"
 #include "kernel/spinlock.h"
@@ -73,21 +74,25 @@ void smp_sync_others(void)
 void smp_init(void)
 {
 	arch_set_irq_handler(VEC_CALL_FUNC, call_func_ipi, NULL);
-	smp_cpu_starting(smp_processor_id());
+	smp_cpu_online(smp_processor_id()); /* the boot CPU: already in the mask */
 }
 
-void smp_cpu_starting(unsigned cpu)
+int smp_cpu_online(unsigned int cpu)
 {
 	struct call_slot *s = &slots[cpu];
 	unsigned long flags = spin_lock_irqsave(&s->lock);
 
 	s->open = true;
 	spin_unlock_irqrestore(&s->lock, flags);
+	cpumask_set(&cpu_online_mask, cpu);
+	return 0;
 }
 
-void smp_cpu_dying(unsigned cpu)
+int smp_cpu_offline(unsigned int cpu)
 {
 	struct call_slot *s = &slots[cpu];
+
+	cpumask_clear(&cpu_online_mask, cpu); /* after this nobody can wait on a call to us */
 
 	/*
 	 * A caller that saw us open holds the slot lock and waits for its request to run:
@@ -102,6 +107,7 @@ void smp_cpu_dying(unsigned cpu)
 	run_pending(s);
 	s->open = false;
 	spin_unlock(&s->lock);
+	return 0;
 }
 
 int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg)
@@ -112,7 +118,7 @@ int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg)
 	uint64_t warn_at;
 
 	if (!cpumask_test(&cpu_online_mask, cpu))
-		return -1;
+		return -ENODEV;
 	if (!arch_irqs_enabled())
 		pr_warn("smp_call_on_cpu(%u) with interrupts off may deadlock\n", cpu);
 	preempt_disable();
@@ -128,7 +134,7 @@ int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg)
 	if (!s->open) {
 		spin_unlock(&s->lock);
 		preempt_enable();
-		return -1;
+		return -ENODEV;
 	}
 	__atomic_store_n(&s->req, &req, __ATOMIC_RELEASE);
 	arch_send_ipi(cpu_apic_ids[cpu], VEC_CALL_FUNC);

@@ -1,49 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * Timer-wheel glue, the tick and tickless idle (see timer.h for the design). Locking: a
- * CPU's timer base is touched by that CPU only, under base->lock (local_lock_irqsave: in
- * the default build interrupts off, in the RT build a sleeping lock in thread context);
- * other CPUs ask the owner (IPI, or in RT the owner's timer thread). The idle loop reads
- * the wheels' next expiry without the lock: that value is never later than the truth.
+ * Timer-wheel glue: timer_list on per-CPU wheels, expiry, requests from other CPUs, the
+ * timers' hotplug (see timer.h for the design; the tick and jiffies are tick.c's).
+ * Locking: a CPU's timer base is touched by that CPU only, under base->lock
+ * (local_lock_irqsave: in the default build interrupts off, in the RT build a sleeping
+ * lock in thread context); other CPUs ask the owner (IPI, or in RT the owner's timer
+ * thread). The idle loop reads the wheels' next expiry without the lock: that value is
+ * never later than the truth.
  */
 #include "kernel/timer.h"
 
 #include "kernel/bug.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/smp.h"
 #include "kernel/string.h"
+#include "kernel/timer_internal.h"
 #include "kernel/wait.h"
 
-CMDLINE_PARAM(hz, .name = "hz", .kind = CMDLINE_UINT, .min = 10, .max = 10000);
-
 #define TIMER_THREAD_PRIO 50
-
-uint64_t jiffies;
-unsigned HZ = 1000;
-static uint64_t tick_ns = 1000000;
-
-uint64_t ns_to_jiffies(uint64_t ns)
-{
-	return ns / tick_ns;
-}
-
-uint64_t jiffies_to_ns(uint64_t j)
-{
-	return j * tick_ns;
-}
-
-static struct timer_base *this_base(void)
-{
-	return &this_cpu()->tmr;
-}
-
-static struct timer_base *cpu_base(unsigned cpu)
-{
-	return &cpu_table[cpu]->tmr;
-}
 
 static unsigned timer_cpu(const struct timer_list *t)
 {
@@ -53,18 +31,6 @@ static unsigned timer_cpu(const struct timer_list *t)
 static struct timer_wheel *wheel_of(struct timer_base *b, const struct timer_list *t)
 {
 	return &b->wheel[(t->wt.flags & TIMER_DEFERRABLE) ? 1 : 0];
-}
-
-/* jiffies follows the clock; any CPU may advance it, nobody moves it back. */
-static uint64_t update_jiffies(void)
-{
-	uint64_t j = ns_to_jiffies(arch_now_ns()),
-		 cur = __atomic_load_n(&jiffies, __ATOMIC_RELAXED);
-
-	while (cur < j && !__atomic_compare_exchange_n(&jiffies, &cur, j, true, __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
-		;
-	return cur < j ? j : cur;
 }
 
 /* ---- operations on this CPU's base ----------------------------------------------------------- */
@@ -101,7 +67,7 @@ static bool local_op(enum timer_op op, struct timer_list *t, uint64_t expires, b
 		 * went to level 1 and fired up to 8 jiffies late). Forwarding stops at the next
 		 * pending bucket, so nothing queued is skipped.
 		 */
-		wheel_forward(w, update_jiffies());
+		wheel_forward(w, jiffies_update());
 		if (wheel_timer_pending(&t->wt)) {
 			was = wheel_mod(w, &t->wt, expires);
 		} else {
@@ -138,7 +104,7 @@ static void req_ipi(void *arg)
 }
 #endif
 
-/* Have `cpu` carry out r. Returns -1 if it is not online. Thread context in the RT build. */
+/* Have `cpu` carry out r. Returns -ENODEV if it is not online. Thread context in the RT build. */
 static int call_owner(unsigned cpu, struct timer_req *r)
 {
 #ifdef CONFIG_PREEMPT_RT
@@ -147,25 +113,19 @@ static int call_owner(unsigned cpu, struct timer_req *r)
 	unsigned long flags;
 
 	if (!cpumask_test(&cpu_online_mask, cpu) || !cpu_base(cpu)->thread)
-		return -1;
+		return -ENODEV;
 	b = cpu_base(cpu);
 	r->done = 0;
 	r->waiter = current_thread();
 	flags = spin_lock_irqsave(&b->req_lock);
 	if (!b->req_open) {
 		spin_unlock_irqrestore(&b->req_lock, flags);
-		return -1;
+		return -ENODEV;
 	}
 	llist_add(&r->node, &b->requests);
 	spin_unlock_irqrestore(&b->req_lock, flags);
 	thread_wake(b->thread);
-	for (;;) {
-		thread_prepare_sleep();
-		if (__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
-			break;
-		thread_sleep();
-	}
-	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_wait_until(__atomic_load_n(&r->done, __ATOMIC_ACQUIRE));
 	return 0;
 #else
 	return smp_call_on_cpu(cpu, req_ipi, r);
@@ -285,7 +245,7 @@ static void run_timers(void)
 	struct timer_base *b;
 	struct wheel_timer *wt;
 	unsigned long flags;
-	uint64_t now = update_jiffies();
+	uint64_t now = jiffies_update();
 
 	local_lock_irqsave(&this_cpu()->tmr.lock, flags);
 	b = this_base();
@@ -307,13 +267,13 @@ static void run_timers(void)
 	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
 }
 
-static bool wheel_due(struct timer_base *b, uint64_t now)
+bool timers_due(struct timer_base *b, uint64_t now)
 {
 	return now >= READ_ONCE(b->wheel[0].next_expiry) ||
 	       now >= READ_ONCE(b->wheel[1].next_expiry) || !wheel_list_empty(&b->expired);
 }
 
-static void raise_timer_softirq(struct timer_base *b)
+void timers_raise_softirq(struct timer_base *b)
 {
 	__atomic_store_n(&b->softirq_pending, 1, __ATOMIC_RELEASE);
 #ifdef CONFIG_PREEMPT_RT
@@ -366,7 +326,7 @@ static int timer_thread(void *arg)
 		if (!__atomic_load_n(&b->softirq_pending, __ATOMIC_ACQUIRE) &&
 		    llist_empty(&b->requests))
 			thread_sleep();
-		__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+		thread_cancel_sleep();
 		/* Busy before taking: timers_offline_cpu() waits for a batch we hold. */
 		__atomic_store_n(&b->req_busy, 1, __ATOMIC_SEQ_CST);
 		run_requests(b);
@@ -378,87 +338,18 @@ static int timer_thread(void *arg)
 }
 #endif
 
-/* ---- the tick ------------------------------------------------------------------------------------ */
-
-static enum hrtimer_restart tick_fn(struct hrtimer *h)
-{
-	struct timer_base *b = this_base();
-	uint64_t now;
-
-	b->stats.ticks++;
-	b->tick_stopped = false; /* an idle wake-up for the wheel restarts ticking */
-	now = update_jiffies();
-	sched_tick();
-	if (wheel_due(b, now))
-		raise_timer_softirq(b);
-	hrtimer_forward(h, arch_now_ns(), tick_ns);
-	return HRTIMER_RESTART;
-}
-
-static void clock_event_irq(unsigned vector, void *arg)
-{
-	(void)vector;
-	(void)arg;
-	hrtimer_interrupt();
-}
-
-void tick_idle_enter(void)
-{
-	struct timer_base *b = this_base();
-	uint64_t now, next_hr, next_wheel, next_j;
-
-	if (!b->online || b->tick_stopped)
-		return;
-	now = arch_now_ns();
-	next_hr = hrtimer_next_expiry_except(&b->tick);
-	next_j = READ_ONCE(b->wheel[0].next_expiry); /* deferrable timers do not wake us */
-	next_wheel = next_j == WHEEL_NO_TIMER ? UINT64_MAX : jiffies_to_ns(next_j);
-	if (wheel_due(b, ns_to_jiffies(now)))
-		return;
-	if ((next_hr < UINT64_MAX && next_hr - now <= tick_ns) ||
-	    (next_wheel < UINT64_MAX && next_wheel <= now + tick_ns))
-		return; /* something is due within a tick: keep ticking */
-	b->tick_stopped = true;
-	b->stats.idle_tick_stops++;
-	if (next_wheel < UINT64_MAX)
-		hrtimer_start(&b->tick, next_wheel, HRTIMER_ABS); /* wake for the wheel */
-	else
-		hrtimer_cancel(&b->tick); /* the clock event is left to other hrtimers */
-}
-
-void tick_idle_exit(void)
-{
-	struct timer_base *b = this_base();
-	uint64_t now;
-
-	if (!b->tick_stopped)
-		return;
-	b->tick_stopped = false;
-	now = update_jiffies();
-	if (wheel_due(b, now))
-		raise_timer_softirq(b);
-	hrtimer_start(&b->tick, jiffies_to_ns(now + 1), HRTIMER_ABS);
-}
-
 /* ---- boot and hotplug ---------------------------------------------------------------------------- */
 
 void time_init(void)
 {
-	HZ = (unsigned)cmdline_uint("hz", 1000);
-	if (HZ < 10 || HZ > 10000) {
-		pr_warn("hz=%u out of range 10..10000, using 1000\n", HZ);
-		HZ = 1000;
-	}
-	tick_ns = 1000000000ull / HZ;
-	jiffies = ns_to_jiffies(arch_now_ns());
-	arch_set_irq_handler(VEC_LAPIC_TIMER, clock_event_irq, NULL);
+	tick_init();
 	waitqueue_init(&timers_migrate_wq, "timers_migrate");
 }
 
-void timers_prepare_cpu(unsigned cpu)
+int timers_prepare_cpu(unsigned int cpu)
 {
 	struct timer_base *b = cpu_base(cpu);
-	uint64_t now = update_jiffies();
+	uint64_t now = jiffies_update();
 
 	local_lock_init(&b->lock, "timer_base.lock");
 	wheel_init(&b->wheel[0], now);
@@ -470,34 +361,16 @@ void timers_prepare_cpu(unsigned cpu)
 	b->softirq_pending = 0;
 	b->requests.first = NULL;
 	memset(&b->stats, 0, sizeof(b->stats));
-	hrtimer_init(&b->tick, tick_fn);
+	hrtimer_init(&b->tick, tick_hrtimer_fn);
 	hrtimers_prepare_cpu(cpu);
 	if (!b->req_lock_ready) { /* once: a caller may still hold it from a past life */
 		spin_lock_init(&b->req_lock, "timer_base.req");
 		b->req_lock_ready = true;
 	}
+	return 0;
 }
 
-void tick_start_cpu(void)
-{
-	struct timer_base *b = this_base();
-
-	arch_timer_init_cpu();
-	b->online = true;
-	b->tick_stopped = false;
-	hrtimer_start(&b->tick, jiffies_to_ns(update_jiffies() + 1), HRTIMER_ABS);
-}
-
-void tick_stop_cpu(void)
-{
-	struct timer_base *b = this_base();
-
-	b->online = false;
-	hrtimer_cancel(&b->tick);
-	arch_timer_stop();
-}
-
-int timers_online_cpu(unsigned cpu)
+int timers_online_cpu(unsigned int cpu)
 {
 #ifdef CONFIG_PREEMPT_RT
 	struct timer_base *b = cpu_base(cpu);
@@ -509,7 +382,7 @@ int timers_online_cpu(unsigned cpu)
 		snprintf(name, sizeof(name), "ktimers/%u", cpu);
 		b->thread = kthread_run_on_cpu(name, timer_thread, b, TIMER_THREAD_PRIO, cpu);
 		if (!b->thread)
-			return -12;
+			return -ENOMEM;
 	}
 	flags = spin_lock_irqsave(&b->req_lock);
 	b->req_open = true;
@@ -521,7 +394,7 @@ int timers_online_cpu(unsigned cpu)
 #endif
 }
 
-void timers_offline_cpu(unsigned cpu)
+int timers_offline_cpu(unsigned int cpu)
 {
 #ifdef CONFIG_PREEMPT_RT
 	struct timer_base *b = cpu_base(cpu);
@@ -542,8 +415,9 @@ void timers_offline_cpu(unsigned cpu)
 			thread_yield_to_lower();
 	} while (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST) || !llist_empty(&b->requests));
 #else
-	(void)cpu; /* cross-CPU calls close with the online mask (smp_cpu_dying) */
+	(void)cpu; /* cross-CPU calls close with the online mask (smp_cpu_offline) */
 #endif
+	return 0;
 }
 
 /* Point every timer queued in w at `cpu` (before the wheel moves them there). */
@@ -568,7 +442,7 @@ static void retarget(struct timer_wheel *w, unsigned cpu)
 	}
 }
 
-unsigned timers_dead_cpu(unsigned cpu)
+int timers_dead_cpu(unsigned int cpu)
 {
 	struct timer_base *dead = cpu_base(cpu), *b;
 	struct wheel_timer *wt;
@@ -579,7 +453,7 @@ unsigned timers_dead_cpu(unsigned cpu)
 	local_lock_irqsave(&this_cpu()->tmr.lock, flags);
 	b = this_base();
 	self = smp_processor_id();
-	now = update_jiffies();
+	now = jiffies_update();
 	/* The dead CPU runs nothing: its base is ours to empty without its lock. */
 	for (i = 0; i < 2; i++) {
 		retarget(&dead->wheel[i], self);
@@ -595,12 +469,12 @@ unsigned timers_dead_cpu(unsigned cpu)
 		moved++;
 	}
 	b->stats.migrated_in += moved;
-	if (moved && wheel_due(b, now))
-		raise_timer_softirq(b);
+	if (moved && timers_due(b, now))
+		timers_raise_softirq(b);
 	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
-	moved += hrtimers_dead_cpu(cpu);
+	hrtimers_dead_cpu(cpu);
 	wake_up_all(&timers_migrate_wq);
-	return moved;
+	return 0;
 }
 
 void timer_get_stats(unsigned cpu, struct wheel_stats *wheel, struct timer_cpu_stats *base)

@@ -51,7 +51,7 @@ uint64_t jiffies_to_ns(uint64_t j);
 void timer_setup(struct timer_list *t, void (*fn)(struct timer_list *t), unsigned flags);
 /* Queue idle t to fire no earlier than jiffy `expires`, on this CPU. */
 void timer_add(struct timer_list *t, uint64_t expires);
-/* Queue idle t on `cpu` (pinned there). Returns -1 if that CPU is not online. */
+/* Queue idle t on `cpu` (pinned there). Returns -ENODEV if that CPU is not online. */
 int timer_add_on(struct timer_list *t, uint64_t expires, unsigned cpu);
 /*
  * (Re)arm t for `expires`; cheap when it stays in its bucket. A pending timer is re-armed
@@ -101,20 +101,24 @@ void timer_softirq_irq_exit(void);
 void tick_idle_enter(void);
 void tick_idle_exit(void);
 
-/*
- * Boot, once: HZ from the command line, the clock-event interrupt handler.
- * Hotplug, per CPU: prepare the bases (control CPU), start/stop the clock event and tick
- * (on the CPU, interrupts off), online (thread context on the CPU: RT timer thread), and
- * move a dead CPU's timers here (control CPU). Return the number of timers moved.
- */
+/* Boot, once: HZ from the command line, the clock-event interrupt handler. */
 void time_init(void);
-void timers_prepare_cpu(unsigned cpu);
-void tick_start_cpu(void);
-void tick_stop_cpu(void);
-int timers_online_cpu(unsigned cpu);
-/* On the dying CPU (its hotplug thread): stop taking requests from other CPUs. */
-void timers_offline_cpu(unsigned cpu);
-unsigned timers_dead_cpu(unsigned cpu);
+/*
+ * The timers' cpuhp steps (kernel/cpuhp_table.c), each returning 0 or -errno.
+ * timers:prepare: `cpu`'s bases (control CPU); its teardown moves every timer of the dead
+ * `cpu` here, expiries kept (control CPU, after the death).
+ * tick:starting: start the CPU's clock event and tick; its teardown stops them (on that
+ * CPU, interrupts off; the boot CPU starts its own in kernel_main()).
+ * timers:online: (RT) the timer thread, and requests from other CPUs accepted (thread
+ * context on the CPU; -ENOMEM); its teardown stops taking requests and carries out those
+ * already queued (the dying CPU's hotplug thread).
+ */
+int timers_prepare_cpu(unsigned int cpu);
+int timers_dead_cpu(unsigned int cpu);
+int tick_starting_cpu(unsigned int cpu);
+int tick_dying_cpu(unsigned int cpu);
+int timers_online_cpu(unsigned int cpu);
+int timers_offline_cpu(unsigned int cpu);
 /* Woken after every timers_dead_cpu(): who found a timer's CPU gone waits here. */
 struct waitqueue;
 extern struct waitqueue timers_migrate_wq;

@@ -27,7 +27,7 @@ void finish_wait(struct waitqueue *wq, struct waiter *w)
 {
 	unsigned long flags;
 
-	__atomic_store_n(&current_thread()->state, THREAD_RUNNABLE, __ATOMIC_RELEASE);
+	thread_cancel_sleep();
 	flags = spin_lock_irqsave(&wq->lock);
 	if (!list_empty(&w->node))
 		list_del(&w->node);

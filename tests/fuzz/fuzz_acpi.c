@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the guest's ACPI parser (guest/drivers/acpi.c) over input bytes placed
+ * libFuzzer target: the guest's ACPI parser (guest/arch/x86/acpi.c) over input bytes placed
  * as guest memory at the ACPI base (0xe0000). Byte 0 picks how the RSDP is found: bit 0
  * set, by the BIOS search; clear, at 0xe0000 directly. The seeds are tables built by the
  * VMM, so mutations walk the whole RSDP -> XSDT/RSDT -> FADT/MADT/DSDT chain.
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "arch.h"
-#include "drivers/acpi.h"
+#include "guest/arch/x86/acpi.h"
 
 #define ACPI_BASE 0xe0000ull
 
@@ -23,17 +23,6 @@ void *acpi_os_map(uint64_t pa, uint64_t len)
 	if (pa < ACPI_BASE || pa - ACPI_BASE > image_len || len > image_len - (pa - ACPI_BASE))
 		return NULL;
 	return (void *)(image + (pa - ACPI_BASE));
-}
-
-/* The scheduler hooks spinlocks call (printk takes the console lock); no scheduler here. */
-void preempt_schedule(void);
-bool need_resched(void);
-__attribute__((weak)) void preempt_schedule(void)
-{
-}
-__attribute__((weak)) bool need_resched(void)
-{
-	return false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from vm import GUESTS, run_plugvm, selftests
+from vm import run_plugvm, run_selftests
 
 CPUHP_TESTS = ["cpuhp_states", "cpuhp_walk", "cpuhp_fail", "cpuhp_dyn", "cpuhp_cycle",
                "cpuhp_parallel", "cpuhp_bench"]
@@ -23,11 +23,8 @@ STATES = [
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
 def test_cpuhp_selftests_on_8_cpus(build):
-    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", "8", "--append",
-                        "selftest=" + ",".join(CPUHP_TESTS) + " cpuhp.bench_cycles=10",
-                        timeout=180)
-    assert rc == 0, vm.transcript()
-    assert selftests(vm) == {t: "pass" for t in CPUHP_TESTS}, vm.transcript()
+    vm = run_selftests(CPUHP_TESTS, "--smp", "8", build=build, append="cpuhp.bench_cycles=10",
+                       timeout=180)
     table = [(m.group(2), m.group(3)) for m in
              vm.lines(r"^selftest cpuhp_states: state id=(\d+) name=(\S+) section=(\w+) ")]
     assert table == STATES, vm.transcript()
@@ -46,9 +43,7 @@ def test_cpuhp_selftests_on_8_cpus(build):
 
 def test_cpuhp_selftests_on_one_cpu():
     # Nothing to unplug: the tests say so and pass; the boot CPU cannot go down.
-    rc, vm = run_plugvm("--smp", "1", "--append", "selftest=" + ",".join(CPUHP_TESTS))
-    assert rc == 0, vm.transcript()
-    assert selftests(vm) == {t: "pass" for t in CPUHP_TESTS}, vm.transcript()
+    vm = run_selftests(CPUHP_TESTS, "--smp", "1")
     assert vm.lines(r"^selftest cpuhp_cycle: cpus=1: nothing to unplug$"), vm.transcript()
 
 

@@ -2,7 +2,7 @@
 """The scheduler and local_lock self-tests on the real VMM, in the default and RT builds."""
 import pytest
 
-from vm import GUESTS, run_plugvm, selftests
+from vm import GUESTS, run_plugvm, run_selftests, selftests
 
 SCHED_TESTS = ["sched_threads", "sched_wake_irq", "sched_wake_ipi", "sched_preempt_sleep",
                "sched_atomic_sleep", "sched_migrate", "lock_local", "lock_preempt", "lock_pi",
@@ -12,11 +12,7 @@ SCHED_TESTS = ["sched_threads", "sched_wake_irq", "sched_wake_ipi", "sched_preem
 @pytest.mark.parametrize("build", ["mainline", "rt"])
 @pytest.mark.parametrize("ncpus", [1, 4])
 def test_sched_selftests(build, ncpus):
-    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", str(ncpus),
-                        "--append", "selftest=" + ",".join(SCHED_TESTS))
-    results = selftests(vm)
-    assert rc == 0, vm.transcript()
-    assert results == {t: "pass" for t in SCHED_TESTS}, vm.transcript()
+    vm = run_selftests(SCHED_TESTS, "--smp", str(ncpus), build=build)
     # The deliberate sleep with preemption disabled is reported, and the system survives.
     assert vm.lines(r"^expected BUG: scheduling while atomic: thread atomic-sleeper "), vm.transcript()
     # Threads spread over every CPU; wake-up latencies are measured and reported.

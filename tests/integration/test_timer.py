@@ -2,7 +2,7 @@
 """Timekeeping self-tests on the real VMM: LAPIC clock events, hrtimers, the wheel, nohz."""
 import pytest
 
-from vm import GUESTS, run_plugvm, selftests
+from vm import run_plugvm, run_selftests, selftests
 
 TIMER_TESTS = ["timer_hrtimer_sleep", "timer_wheel_order", "timer_idle_quiet", "timer_storm",
                "timer_remote"]
@@ -11,10 +11,7 @@ TIMER_TESTS = ["timer_hrtimer_sleep", "timer_wheel_order", "timer_idle_quiet", "
 @pytest.mark.parametrize("build", ["mainline", "rt"])
 @pytest.mark.parametrize("ncpus", [1, 4])
 def test_timer_selftests(build, ncpus):
-    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", str(ncpus),
-                        "--append", "selftest=" + ",".join(TIMER_TESTS))
-    assert rc == 0, vm.transcript()
-    assert selftests(vm) == {t: "pass" for t in TIMER_TESTS}, vm.transcript()
+    vm = run_selftests(TIMER_TESTS, "--smp", str(ncpus), build=build)
     # The clock event mode and frequency are printed at boot: plugvm offers TSC-deadline.
     assert vm.lines(r"^plugvm-guest: clock event tsc-deadline at \d+ kHz, TSC \d+ kHz, HZ 1000$")
     for ns in (100000, 1000000, 5000000):

@@ -243,10 +243,22 @@ def selftests(vm):
     return results
 
 
+def run_selftests(names, *args, build="mainline", append="", timeout=BOOT_TIMEOUT):
+    """Boot the `build` guest with plugvm `args` and `selftest=NAMES APPEND`; fail unless it
+    powers off with 0 and every named self-test passed. Returns the Vm."""
+    rc, vm = run_plugvm("--kernel", GUESTS[build], *args, "--append",
+                        " ".join(["selftest=" + ",".join(names), append]).strip(),
+                        timeout=timeout)
+    assert rc == 0, vm.transcript()
+    assert selftests(vm) == {t: "pass" for t in names}, vm.transcript()
+    return vm
+
+
 def exit_status_for_signal(sig):
     return 128 + int(sig)
 
 
-__all__ = ["Vm", "VmFailure", "plugvm", "run_plugvm", "qemu", "selftests", "PLUGVM", "GUEST",
+__all__ = ["Vm", "VmFailure", "plugvm", "run_plugvm", "run_selftests", "qemu", "selftests",
+           "PLUGVM", "GUEST",
            "GUEST_RT", "GUESTS",
            "ROOT", "BOOT_TIMEOUT", "QEMU_TIMEOUT", "exit_status_for_signal", "signal"]

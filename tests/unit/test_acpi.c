@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The VMM's ACPI builder (vmm/x86/acpi.c) cross-checked with the guest's parser
- * (guest/drivers/acpi.c): tables built into a buffer that acpi_os_map() presents as the
+ * (guest/arch/x86/acpi.c): tables built into a buffer that acpi_os_map() presents as the
  * guest's first MiB, parsed back for several CPU counts, then corrupted one way at a time
  * to check that the parser refuses (with a warning) rather than trusts or crashes.
  */
@@ -11,8 +11,10 @@
 
 #include "acpi_tables.h"
 #include "arch.h"
-#include "drivers/acpi.h"
+#include "guest/arch/x86/acpi.h"
+#include "kernel/errno.h"
 #include "kernel/printk.h"
+#include "tests/unit/guest_console.h"
 #include "plugvm_abi.h"
 #include "vmm/x86/acpi.h"
 #include "vmm/x86/layout.h"
@@ -23,8 +25,7 @@
 
 static uint8_t *ram; /* malloc'd exactly RAM_SIZE: ASan catches any over-read */
 static uint64_t map_end = RAM_SIZE; /* acpi_os_map() refuses anything past this */
-static char console_log[16384];
-static size_t console_len;
+static struct unit_console con = UNIT_CONSOLE_INIT;
 
 /* ---- what the guest kernel links against ---------------------------------------------- */
 
@@ -35,40 +36,7 @@ void *acpi_os_map(uint64_t pa, uint64_t len)
 	return ram + pa;
 }
 
-/* The scheduler hooks spinlocks call; no scheduler here. */
-void preempt_schedule(void);
-bool need_resched(void);
-__attribute__((weak)) void preempt_schedule(void)
-{
-}
-__attribute__((weak)) bool need_resched(void)
-{
-	return false;
-}
-
-static void log_write(struct console *con, const char *s, size_t n)
-{
-	(void)con;
-	if (n > sizeof(console_log) - 1 - console_len)
-		n = sizeof(console_log) - 1 - console_len;
-	memcpy(console_log + console_len, s, n);
-	console_len += n;
-	console_log[console_len] = '\0';
-}
-
-static struct console test_console = { .name = "test", .write = log_write };
-
 /* ---- helpers -------------------------------------------------------------------------- */
-
-static uint8_t sum8(const void *p, uint64_t len)
-{
-	const uint8_t *b = p;
-	uint8_t s = 0;
-
-	while (len--)
-		s = (uint8_t)(s + *b++);
-	return s;
-}
 
 static void *at(uint64_t pa)
 {
@@ -140,15 +108,15 @@ static struct plugvm_madt_entry *madt_entry(unsigned k)
 static void fix_checksum(struct plugvm_acpi_header *h)
 {
 	h->checksum = 0;
-	h->checksum = (uint8_t)-sum8(h, h->length);
+	h->checksum = (uint8_t)-acpi_checksum(h, h->length);
 }
 
 static void fix_rsdp(struct plugvm_acpi_rsdp *r)
 {
 	r->checksum = 0;
-	r->checksum = (uint8_t)-sum8(r, 20);
+	r->checksum = (uint8_t)-acpi_checksum(r, 20);
 	r->extended_checksum = 0;
-	r->extended_checksum = (uint8_t)-sum8(r, sizeof(*r));
+	r->extended_checksum = (uint8_t)-acpi_checksum(r, sizeof(*r));
 }
 
 /* Wipe the first MiB and build the tables for (nr, max) at the ACPI base. */
@@ -159,15 +127,13 @@ static void build(unsigned nr, unsigned max)
 	memset(ram, 0, RAM_SIZE);
 	map_end = RAM_SIZE;
 	assert_int_equal(acpi_build(ram + ACPI_BASE, ACPI_SIZE, ACPI_BASE, &cfg), ACPI_BASE);
-	console_len = 0;
-	console_log[0] = '\0';
+	unit_console_clear(&con);
 }
 
 /* Parse; returns acpi_init's result. */
 static int parse(uint64_t rsdp_pa)
 {
-	console_len = 0;
-	console_log[0] = '\0';
+	unit_console_clear(&con);
 	return acpi_init(rsdp_pa);
 }
 
@@ -179,11 +145,11 @@ static void check_checksums(void)
 	assert_memory_equal(rsdp()->signature, "RSD PTR ", 8);
 	assert_int_equal(rsdp()->revision, 2);
 	assert_int_equal(rsdp()->length, 36);
-	assert_int_equal(sum8(rsdp(), 20), 0);
-	assert_int_equal(sum8(rsdp(), 36), 0);
+	assert_int_equal(acpi_checksum(rsdp(), 20), 0);
+	assert_int_equal(acpi_checksum(rsdp(), 36), 0);
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		assert_true(t[i]->length >= sizeof(*t[i]));
-		if (sum8(t[i], t[i]->length) || acpi_checksum(t[i], t[i]->length))
+		if (acpi_checksum(t[i], t[i]->length) || acpi_checksum(t[i], t[i]->length))
 			fail_msg("table %.4s does not sum to 0", t[i]->signature);
 		/* Every table lies inside the ACPI area. */
 		assert_true((uint8_t *)t[i] >= ram + ACPI_BASE);
@@ -203,9 +169,9 @@ static void check_parse(unsigned nr, unsigned max)
 	unsigned i, n_lapic = 0, n_x2apic = 0, k;
 
 	if (parse(ACPI_BASE) != 0)
-		fail_msg("acpi_init failed: %s", console_log);
+		fail_msg("acpi_init failed: %s", con.buf);
 	if (info->nr_warnings)
-		fail_msg("%u warnings: %s", info->nr_warnings, console_log);
+		fail_msg("%u warnings: %s", info->nr_warnings, con.buf);
 	assert_int_equal(info->rsdp, ACPI_BASE);
 	assert_true(info->have_fadt);
 	assert_int_equal(info->sci_irq, 9);
@@ -351,7 +317,7 @@ static void test_builder_limits(void **state)
 static void expect_warning(const char *needle)
 {
 	assert_true(acpi_get_info()->nr_warnings > 0);
-	assert_contains(console_log, needle);
+	assert_contains(con.buf, needle);
 }
 
 static void test_bad_rsdp(void **state)
@@ -361,7 +327,7 @@ static void test_bad_rsdp(void **state)
 	(void)state;
 	build(4, 8);
 	rsdp()->checksum ^= 1;
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("ACPI: RSDP at 0xe0000 refused: bad signature or checksum");
 	assert_false(info->have_fadt);
 	assert_false(info->have_madt);
@@ -369,28 +335,28 @@ static void test_bad_rsdp(void **state)
 
 	build(4, 8);
 	rsdp()->extended_checksum ^= 1;
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("RSDP at 0xe0000 refused");
 
 	build(4, 8);
 	rsdp()->signature[7] = '!';
 	fix_rsdp(rsdp());
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("RSDP at 0xe0000 refused");
 
 	build(4, 8);
 	rsdp()->length = 4097;
 	fix_rsdp(rsdp());
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	build(4, 8);
 	rsdp()->length = 20;
 	fix_rsdp(rsdp());
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 
 	/* An RSDP at the very end of memory whose length runs past it. */
 	build(4, 8);
 	memcpy(ram + RAM_SIZE - 20, rsdp(), 20);
-	assert_int_equal(parse(RAM_SIZE - 20), -1);
+	assert_int_equal(parse(RAM_SIZE - 20), -ENODEV);
 	expect_warning("refused");
 	/* An ACPI 1.0 RSDP is 20 bytes: at the very end of memory it is fine. */
 	build(4, 8);
@@ -401,8 +367,8 @@ static void test_bad_rsdp(void **state)
 	assert_int_equal(acpi_get_info()->nr_warnings, 0);
 	assert_int_equal(acpi_get_info()->nr_cpus, 8);
 	/* Outside memory altogether. */
-	assert_int_equal(parse(RAM_SIZE), -1);
-	assert_int_equal(parse(UINT64_MAX - 3), -1);
+	assert_int_equal(parse(RAM_SIZE), -ENODEV);
+	assert_int_equal(parse(UINT64_MAX - 3), -ENODEV);
 	expect_warning("refused");
 }
 
@@ -439,7 +405,7 @@ static void test_bad_root(void **state)
 	build(4, 8);
 	xsdt()->checksum ^= 0x10;
 	rsdt()->checksum ^= 0x10;
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("RSDT at 0xe0030 refused: bad checksum");
 	assert_int_equal(info->nr_warnings, 2);
 	assert_false(info->have_fadt);
@@ -449,7 +415,7 @@ static void test_bad_root(void **state)
 	build(4, 8);
 	xsdt()->length = 35;
 	rsdt()->length = 17u << 20;
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("XSDT at 0xe0060 refused: bad length");
 	expect_warning("RSDT at 0xe0030 refused: bad length");
 
@@ -458,7 +424,7 @@ static void test_bad_root(void **state)
 	xsdt()->length = (uint32_t)(RAM_SIZE - rsdp()->xsdt_address + 1);
 	rsdp()->rsdt_address = 0;
 	fix_rsdp(rsdp());
-	assert_int_equal(parse(ACPI_BASE), -1);
+	assert_int_equal(parse(ACPI_BASE), -ENODEV);
 	expect_warning("XSDT at 0xe0060 refused: length runs outside the memory map");
 
 	/* Root entries pointing nowhere: tables are not found, nothing crashes. */
@@ -758,7 +724,7 @@ static void test_bios_search(void **state)
 	/* Not 16-byte aligned: not found. */
 	memset(at(0x9fc40), 0, sizeof(copy));
 	memcpy(at(0x9fc48), &copy, sizeof(copy));
-	assert_int_equal(parse(0), -1);
+	assert_int_equal(parse(0), -ENODEV);
 	expect_warning("RSDP at 0 refused: not found");
 
 	/* The EBDA segment pointing at the end of memory: the search stops at the map. */
@@ -770,14 +736,14 @@ static void test_bios_search(void **state)
 	/* Nothing anywhere. */
 	build(4, 8);
 	memset(rsdp(), 0, sizeof(copy));
-	assert_int_equal(parse(0), -1);
+	assert_int_equal(parse(0), -ENODEV);
 	expect_warning("RSDP at 0 refused: not found");
 	assert_int_equal(info->nr_warnings, 1);
 
 	/* Memory smaller than the BIOS area: the search does not read past it. */
 	build(4, 8);
 	map_end = 0xe0000 - 1;
-	assert_int_equal(parse(0), -1);
+	assert_int_equal(parse(0), -ENODEV);
 	map_end = RAM_SIZE;
 }
 
@@ -790,7 +756,7 @@ static int setup(void **state)
 	if (!ram)
 		return -1;
 	shim_set_cpu((struct cpu *)fake_cpu);
-	console_register(&test_console);
+	console_register(&con.con);
 	return 0;
 }
 
@@ -801,15 +767,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good_tables),	 cmocka_unit_test(test_rsdt_only),
-		cmocka_unit_test(test_builder_limits),	 cmocka_unit_test(test_bad_rsdp),
-		cmocka_unit_test(test_bad_root),	 cmocka_unit_test(test_bad_tables),
-		cmocka_unit_test(test_bad_madt_entries), cmocka_unit_test(test_madt_overflow_cpus),
-		cmocka_unit_test(test_s5_forms),	 cmocka_unit_test(test_bios_search),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+UNIT_MAIN(setup, teardown, cmocka_unit_test(test_good_tables), cmocka_unit_test(test_rsdt_only),
+	  cmocka_unit_test(test_builder_limits), cmocka_unit_test(test_bad_rsdp),
+	  cmocka_unit_test(test_bad_root), cmocka_unit_test(test_bad_tables),
+	  cmocka_unit_test(test_bad_madt_entries), cmocka_unit_test(test_madt_overflow_cpus),
+	  cmocka_unit_test(test_s5_forms), cmocka_unit_test(test_bios_search))

@@ -379,15 +379,8 @@ static void test_check(void **state)
 	check_reports("hz=100 hz=200", (const char *[]){ "'hz=100' is given again later", NULL });
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_store),	   cmocka_unit_test(test_flags),
-		cmocka_unit_test(test_values),	   cmocka_unit_test(test_uint),
-		cmocka_unit_test(test_list_has),   cmocka_unit_test(test_truncation),
-		cmocka_unit_test(test_next_value), cmocka_unit_test(test_mmio_device),
-		cmocka_unit_test(test_check),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_store), cmocka_unit_test(test_flags),
+	  cmocka_unit_test(test_values), cmocka_unit_test(test_uint),
+	  cmocka_unit_test(test_list_has), cmocka_unit_test(test_truncation),
+	  cmocka_unit_test(test_next_value), cmocka_unit_test(test_mmio_device),
+	  cmocka_unit_test(test_check))

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * guest/kernel/cpuhp_engine.c: the CPU hotplug state engine, with a fake arch layer that
- * plays the arriving CPU and its hotplug thread synchronously. Every callback is logged as
- * (cpu, state, up); the tests check, for every pair of resting states and every injected
+ * guest/kernel/cpuhp_engine.c: the CPU hotplug state engine walking the guest's own table
+ * (guest/kernel/cpuhp_table.c), with a fake arch layer that plays the arriving CPU and its
+ * hotplug thread synchronously. Every callback (a fake, tests/unit/cpuhp_fakes.c) is logged
+ * as (cpu, state, up); the tests check, for every pair of resting states and every injected
  * failure point, the exact callback sequence, the final state, and that every startup is
  * matched by its teardown in reverse order (the log is a well-nested stack).
  */
 #include "unit.h"
 
-#include "kernel/cpuhp_engine.h"
+#include "kernel/cpuhp.h"
+#include "tests/unit/cpuhp_fakes.h"
 
 #define NCPU	4
 #define LOG_MAX 4096
@@ -28,60 +30,13 @@ static unsigned kicks, waits, serial_depth, serial_max;
 /* Interleaving check for parallel bring-up: the log index of each kick. */
 static unsigned kick_at[NCPU];
 
-static int rec(unsigned cpu, int state, bool up)
+/* Every callback of the guest's table (tests/unit/cpuhp_fakes.c) lands here. */
+int cpuhp_fake(unsigned int cpu, int state, bool up)
 {
 	assert_true(nlog < LOG_MAX);
 	log_[nlog++] = (struct rec){ cpu, state, up, up && state == real_fail_state };
-	return log_[nlog - 1].failed ? -12 : 0;
+	return log_[nlog - 1].failed ? -ENOMEM : 0;
 }
-
-#define CB(n)                                                   \
-	__attribute__((unused)) static int up_##n(unsigned cpu) \
-	{                                                       \
-		return rec(cpu, n, true);                       \
-	}                                                       \
-	static int down_##n(unsigned cpu)                       \
-	{                                                       \
-		return rec(cpu, n, false);                      \
-	}
-CB(1)
-CB(2)
-CB(3)
-CB(4)
-CB(9)
-CB(11)
-CB(12)
-CB(13)
-CB(14)
-CB(17)
-CB(26)
-_Static_assert(CPUHP_PERCPU_PREPARE == 1 && CPUHP_TIMERS_PREPARE == 4 &&
-		   CPUHP_BP_PREPARE_DYN == 5 && CPUHP_BRINGUP_CPU == 9 &&
-		   CPUHP_AP_ARCH_STARTING == 11 && CPUHP_AP_ONLINE_MASK == 14 &&
-		   CPUHP_AP_TIMERS_ONLINE == 17 && CPUHP_AP_ONLINE_DYN == 18 &&
-		   CPUHP_AP_SCHED_ACTIVE == 26 && CPUHP_ONLINE == 27,
-	       "the fake table below follows the state list");
-
-#define STEP(n, nm, ser) [n] = { nm, up_##n, down_##n, ser }
-static const struct cpuhp_step table[CPUHP_NR_STATES] = {
-	[CPUHP_OFFLINE] = { "offline", NULL, NULL, false },
-	STEP(1, "percpu:prepare", false),
-	STEP(2, "threads:prepare", false),
-	STEP(3, "sched:prepare", false),
-	STEP(4, "timers:prepare", false),
-	/* the bring-up step: the engine kicks; its teardown waits for the death */
-	[CPUHP_BRINGUP_CPU] = { "cpu:bringup", NULL, down_9, false },
-	[CPUHP_AP_OFFLINE] = { "ap:offline", NULL, NULL, false },
-	STEP(11, "arch:starting", false),
-	STEP(12, "sched:starting", false),
-	STEP(13, "tick:starting", false),
-	STEP(14, "cpu:online-mask", true),
-	[CPUHP_AP_ONLINE] = { "ap:online", NULL, NULL, false },
-	[CPUHP_AP_ONLINE_IDLE] = { "ap:online-idle", NULL, NULL, false },
-	STEP(17, "timers:online", false),
-	STEP(26, "sched:active", true),
-	[CPUHP_ONLINE] = { "online", NULL, NULL, false },
-};
 
 static uint64_t now_ns(void)
 {
@@ -175,7 +130,7 @@ static struct cpuhp_cpu cpus[NCPU];
 static int setup(void **state)
 {
 	(void)state;
-	cpuhp_engine_init(&eng, table, &ops, cpus, NCPU);
+	cpuhp_engine_init(&eng, cpuhp_table, &ops, cpus, NCPU);
 	nlog = 0;
 	real_fail_state = -1;
 	kicks = waits = serial_depth = serial_max = ntrace = 0;
@@ -185,7 +140,7 @@ static int setup(void **state)
 
 static bool has_cb(int s, bool up)
 {
-	return up ? table[s].startup != NULL : table[s].teardown != NULL;
+	return up ? cpuhp_table[s].startup != NULL : cpuhp_table[s].teardown != NULL;
 }
 
 /* Expected log of a clean walk from `from` to `to` on cpu. */
@@ -264,16 +219,17 @@ static void test_names_and_targets(void **state)
 	assert_null(cpuhp_state_name(&eng, CPUHP_NR_STATES));
 	for (s = 0; s < CPUHP_NR_STATES; s++)
 		n += cpuhp_valid_target(&eng, s);
-	/* offline, 4 prepare, ap:online-idle, timers:online, sched:active, online */
-	assert_int_equal(n, 9);
+	/* offline, 4 prepare, ap:online-idle, timers:online, watchdog:online, sched:active,
+	 * online */
+	assert_int_equal(n, 10);
 	assert_false(cpuhp_valid_target(&eng, CPUHP_BRINGUP_CPU));
 	assert_false(cpuhp_valid_target(&eng, CPUHP_AP_TICK_STARTING));
 	assert_false(cpuhp_valid_target(&eng, CPUHP_BP_PREPARE_DYN)); /* free slot */
-	assert_int_equal(cpuhp_engine_set_target(&eng, 1, CPUHP_AP_TICK_STARTING), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_set_target(&eng, NCPU, CPUHP_ONLINE), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_AP_ONLINE), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_OFFLINE), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_BP_PREPARE_DYN), -CPUHP_EINVAL);
+	assert_int_equal(cpuhp_engine_set_target(&eng, 1, CPUHP_AP_TICK_STARTING), -EINVAL);
+	assert_int_equal(cpuhp_engine_set_target(&eng, NCPU, CPUHP_ONLINE), -EINVAL);
+	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_AP_ONLINE), -EINVAL);
+	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_OFFLINE), -EINVAL);
+	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_BP_PREPARE_DYN), -EINVAL);
 	assert_int_equal(cpuhp_engine_inject_fail(&eng, 1, CPUHP_BRINGUP_CPU), 0);
 	assert_int_equal(nlog, 0);
 }
@@ -352,9 +308,9 @@ static void test_every_failure(void **state)
 					assert_int_equal(eng.cpus[2].fail, f);
 					continue;
 				}
-				assert_int_equal(ret, -CPUHP_EIO);
+				assert_int_equal(ret, -EIO);
 				assert_int_equal(eng.cpus[2].state, from);
-				assert_int_equal(eng.cpus[2].error, -CPUHP_EIO);
+				assert_int_equal(eng.cpus[2].error, -EIO);
 				assert_int_equal(eng.cpus[2].failed_state, f);
 				assert_int_equal(eng.cpus[2].fail, -1);
 				if (upward) {
@@ -384,7 +340,7 @@ static void test_real_failure(void **state)
 
 	(void)state;
 	real_fail_state = CPUHP_AP_TIMERS_ONLINE;
-	assert_int_equal(cpuhp_engine_set_target(&eng, 3, CPUHP_ONLINE), -12);
+	assert_int_equal(cpuhp_engine_set_target(&eng, 3, CPUHP_ONLINE), -ENOMEM);
 	assert_int_equal(eng.cpus[3].state, CPUHP_OFFLINE);
 	n = expect_walk(want, 0, 3, CPUHP_OFFLINE, CPUHP_AP_TIMERS_ONLINE);
 	n = expect_walk(want, n, 3, CPUHP_AP_TIMERS_ONLINE - 1, CPUHP_OFFLINE);
@@ -436,7 +392,7 @@ static int dyn_up_calls, dyn_down_calls, dyn_fail_on = -1;
 static int dyn_up(unsigned cpu)
 {
 	dyn_up_calls++;
-	return (int)cpu == dyn_fail_on ? -5 : 0;
+	return (int)cpu == dyn_fail_on ? -EIO : 0;
 }
 static int dyn_down(unsigned cpu)
 {
@@ -459,10 +415,10 @@ static void test_dynamic_states(void **state)
 	assert_int_equal(dyn_up_calls, 1); /* cpu 1 only: cpu 2 is below the slot */
 	assert_int_equal(cpuhp_engine_setup_state(&eng, CPUHP_SECTION_ONLINE, "work:online", dyn_up,
 						  NULL, false),
-			 -CPUHP_EINVAL);
+			 -EINVAL);
 	assert_int_equal(
 	    cpuhp_engine_setup_state(&eng, CPUHP_SECTION_STARTING, "x", dyn_up, NULL, false),
-	    -CPUHP_EINVAL);
+	    -EINVAL);
 	/* It now runs in transitions, and is a valid target. */
 	assert_true(cpuhp_valid_target(&eng, s));
 	assert_int_equal(cpuhp_engine_set_target(&eng, 2, CPUHP_ONLINE), 0);
@@ -474,16 +430,15 @@ static void test_dynamic_states(void **state)
 	dyn_up_calls = dyn_down_calls = 0;
 	assert_int_equal(
 	    cpuhp_engine_setup_state(&eng, CPUHP_SECTION_ONLINE, "bad", dyn_up, dyn_down, true),
-	    -5);
+	    -EIO);
 	assert_int_equal(cpuhp_state_by_name(&eng, "bad"), -1);
 	dyn_fail_on = -1;
 	/* Removal runs teardowns where the state is up. */
 	dyn_down_calls = 0;
 	assert_int_equal(cpuhp_engine_remove_state(&eng, s, true), 0);
 	assert_int_equal(dyn_down_calls, 1); /* cpu 2 */
-	assert_int_equal(cpuhp_engine_remove_state(&eng, s, true), -CPUHP_EINVAL);
-	assert_int_equal(cpuhp_engine_remove_state(&eng, CPUHP_AP_SCHED_ACTIVE, true),
-			 -CPUHP_EINVAL);
+	assert_int_equal(cpuhp_engine_remove_state(&eng, s, true), -EINVAL);
+	assert_int_equal(cpuhp_engine_remove_state(&eng, CPUHP_AP_SCHED_ACTIVE, true), -EINVAL);
 	/* Slots run out. */
 	for (i = 0; i < CPUHP_AP_DYN_SLOTS; i++) {
 		snprintf(names[i], sizeof(names[i]), "d%d", i);
@@ -492,7 +447,7 @@ static void test_dynamic_states(void **state)
 	}
 	assert_int_equal(
 	    cpuhp_engine_setup_state(&eng, CPUHP_SECTION_ONLINE, "more", NULL, NULL, false),
-	    -CPUHP_ENOSPC);
+	    -ENOSPC);
 	s = cpuhp_engine_setup_state(&eng, CPUHP_SECTION_PREPARE, "bp:dyn", dyn_up, dyn_down, true);
 	assert_int_equal(s, CPUHP_BP_PREPARE_DYN);
 }
@@ -511,17 +466,10 @@ static void test_timings_and_trace(void **state)
 	assert_true(ntrace > 20);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_names_and_targets, setup),
-		cmocka_unit_test_setup(test_every_pair, setup),
-		cmocka_unit_test_setup(test_every_failure, setup),
-		cmocka_unit_test_setup(test_real_failure, setup),
-		cmocka_unit_test_setup(test_parallel_bringup, setup),
-		cmocka_unit_test_setup(test_dynamic_states, setup),
-		cmocka_unit_test_setup(test_timings_and_trace, setup),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup(test_names_and_targets, setup),
+	  cmocka_unit_test_setup(test_every_pair, setup),
+	  cmocka_unit_test_setup(test_every_failure, setup),
+	  cmocka_unit_test_setup(test_real_failure, setup),
+	  cmocka_unit_test_setup(test_parallel_bringup, setup),
+	  cmocka_unit_test_setup(test_dynamic_states, setup),
+	  cmocka_unit_test_setup(test_timings_and_trace, setup))

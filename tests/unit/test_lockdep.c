@@ -14,17 +14,7 @@
 #include "arch.h"
 #include "kernel/lockdep.h"
 #include "kernel/printk.h"
-
-/* printk's spinlock calls the scheduler's preemption hooks; there is no scheduler here. */
-void preempt_schedule(void);
-bool need_resched(void);
-__attribute__((weak)) void preempt_schedule(void)
-{
-}
-__attribute__((weak)) bool need_resched(void)
-{
-	return false;
-}
+#include "tests/unit/guest_console.h"
 
 /* ---- fake tasks and CPUs ------------------------------------------------------------------ */
 
@@ -51,20 +41,7 @@ static void run_as(unsigned i)
 
 /* ---- report capture ------------------------------------------------------------------------ */
 
-static char out[65536];
-static size_t out_len;
-
-static void cap_write(struct console *con, const char *s, size_t n)
-{
-	(void)con;
-	if (n > sizeof(out) - 1 - out_len)
-		n = sizeof(out) - 1 - out_len;
-	memcpy(out + out_len, s, n);
-	out_len += n;
-	out[out_len] = '\0';
-}
-
-static struct console cap_console = { .name = "test", .write = cap_write };
+static struct unit_console cap = UNIT_CONSOLE_INIT;
 
 static pthread_mutex_t hook_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned nr_hooked[LOCKDEP_REPORT_DEPS_FULL + 1];
@@ -80,7 +57,7 @@ static void hook(const struct lockdep_report *r)
 
 static unsigned count(const char *needle)
 {
-	const char *p = out;
+	const char *p = cap.buf;
 	unsigned n = 0;
 
 	while ((p = strstr(p, needle))) {
@@ -110,7 +87,7 @@ static struct lockdep_stats stats(void)
 /* Every printed line carries the stable prefix. */
 static void assert_prefixed(void)
 {
-	const char *p = out;
+	const char *p = cap.buf;
 
 	while (*p) {
 		if (strncmp(p, "lockdep: ", 9))
@@ -131,8 +108,7 @@ static int setup(void **state)
 		lockdep_task_init(&tasks[i]);
 	run_as(0);
 	cur_cpu = 0;
-	out_len = 0;
-	out[0] = '\0';
+	unit_console_clear(&cap);
 	memset(nr_hooked, 0, sizeof(nr_hooked));
 	memset(&last, 0, sizeof(last));
 	lockdep_report_hook = hook;
@@ -175,7 +151,7 @@ static void test_nested_quiet(void **state)
 		lockdep_release(&a, 0x100a);
 	}
 	st = stats();
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	assert_int_equal(nr_reports(), 0);
 	assert_int_equal(st.acquisitions, 500);
 	assert_int_equal(st.releases, 500);
@@ -203,7 +179,7 @@ static void test_expected_report(void **state)
 	take_two(&a, 0x1001, &b, 0x1002, 0);
 	take_two(&b, 0x2001, &a, 0x2002, 0);
 	tasks[0].expected = false;
-	assert_contains(out, "expected lockdep: lock order inversion: lock_b -> lock_a");
+	assert_contains(cap.buf, "expected lockdep: lock order inversion: lock_b -> lock_a");
 	assert_int_equal(stats().inversions, 1);
 	assert_int_equal(stats().unexpected, 0);
 }
@@ -214,10 +190,11 @@ static void test_ab_ba(void **state)
 
 	(void)state;
 	take_two(&a, 0x1001, &b, 0x1002, 0);
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	take_two(&b, 0x2001, &a, 0x2002, 0);
-	assert_contains(out, "lockdep: lock order inversion: lock_b -> lock_a at 0x2001 / 0x2002, "
-			     "previously lock_a -> lock_b at 0x1001 / 0x1002 (cpu 0)\n");
+	assert_contains(cap.buf,
+			"lockdep: lock order inversion: lock_b -> lock_a at 0x2001 / 0x2002, "
+			"previously lock_a -> lock_b at 0x1001 / 0x1002 (cpu 0)\n");
 	assert_int_equal(nr_hooked[LOCKDEP_REPORT_INVERSION], 1);
 	assert_string_equal(last.held, "lock_b");
 	assert_string_equal(last.name, "lock_a");
@@ -251,11 +228,11 @@ static void test_cycle_of_three(void **state)
 	(void)state;
 	take_two(&a, 0xa1, &b, 0xb1, 0);
 	take_two(&b, 0xb2, &c, 0xc2, 0);
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	take_two(&c, 0xc3, &a, 0xa3, 0);
-	assert_contains(out, "lockdep: lock order inversion: lock_c -> lock_a at 0xc3 / 0xa3, "
-			     "previously lock_a -> lock_b at 0xa1 / 0xb1 (cpu 0)\n"
-			     "lockdep:   then lock_b -> lock_c at 0xb2 / 0xc2\n");
+	assert_contains(cap.buf, "lockdep: lock order inversion: lock_c -> lock_a at 0xc3 / 0xa3, "
+				 "previously lock_a -> lock_b at 0xa1 / 0xb1 (cpu 0)\n"
+				 "lockdep:   then lock_b -> lock_c at 0xb2 / 0xc2\n");
 	assert_int_equal(last.nr_prev, 2);
 	assert_string_equal(last.prev[1].from, "lock_b");
 	assert_string_equal(last.prev[1].to, "lock_c");
@@ -270,8 +247,9 @@ static void test_cycle_of_three(void **state)
 	/* The reverse of an edge inside the cycle is a pair of its own. */
 	take_two(&b, 0xb7, &a, 0xa7, 0);
 	assert_int_equal(count("lock order inversion"), 2);
-	assert_contains(out, "lock_b -> lock_a at 0xb7 / 0xa7, previously lock_a -> lock_b at 0xa1 "
-			     "/ 0xb1");
+	assert_contains(cap.buf,
+			"lock_b -> lock_a at 0xb7 / 0xa7, previously lock_a -> lock_b at 0xa1 "
+			"/ 0xb1");
 	assert_prefixed();
 }
 
@@ -292,9 +270,9 @@ static void test_long_chain(void **state)
 	assert_int_equal(count("lock order inversion"), 1);
 	assert_int_equal(last.nr_prev, 11);
 	assert_string_equal(last.prev[LOCKDEP_REPORT_MAX_CHAIN - 1].to, "m8");
-	assert_contains(out, "previously m0 -> m1 at 0x100 / 0x200");
-	assert_contains(out, "lockdep:   then m7 -> m8 at 0x107 / 0x207\n");
-	assert_contains(out, "lockdep:   then 3 more dependencies\n");
+	assert_contains(cap.buf, "previously m0 -> m1 at 0x100 / 0x200");
+	assert_contains(cap.buf, "lockdep:   then m7 -> m8 at 0x107 / 0x207\n");
+	assert_contains(cap.buf, "lockdep:   then 3 more dependencies\n");
 	assert_prefixed();
 }
 
@@ -305,7 +283,7 @@ static void test_trylock(void **state)
 	take_two(&a, 0x1001, &b, 0x1002, LOCKDEP_TRYLOCK);
 	take_two(&b, 0x2001, &a, 0x2002, 0);
 	take_two(&b, 0x2003, &a, 0x2004, LOCKDEP_TRYLOCK);
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	assert_int_equal(stats().dependencies, 1); /* only b -> a */
 
 	/* A held trylocked lock still orders what is taken under it: c -> d. */
@@ -315,11 +293,11 @@ static void test_trylock(void **state)
 	assert_true(lockdep_is_held(&d));
 	lockdep_release(&d, 0);
 	lockdep_release(&c, 0);
-	assert_contains(out, "lock order inversion: lock_d -> lock_c at 0x4001 / 0x4002");
+	assert_contains(cap.buf, "lock order inversion: lock_d -> lock_c at 0x4001 / 0x4002");
 
 	/* A blocking a -> b is still checked against the recorded b -> a. */
 	take_two(&a, 0x5001, &b, 0x5002, 0);
-	assert_contains(out,
+	assert_contains(cap.buf,
 			"lock order inversion: lock_a -> lock_b at 0x5001 / 0x5002, previously "
 			"lock_b -> lock_a at 0x2001 / 0x2002");
 	assert_int_equal(stats().inversions, 2);
@@ -345,11 +323,11 @@ static void test_same_class_and_unnamed(void **state)
 	assert_true(lockdep_is_held(&anon1));
 	assert_false(lockdep_is_held(&anon2));
 	lockdep_release(&anon1, 0xc);
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	assert_int_equal(stats().classes, 2);
 	assert_int_equal(stats().dependencies, 0);
 	lockdep_assert_held(&anon2);
-	assert_contains(out, "lockdep: lock not held: (unnamed), asserted at 0x");
+	assert_contains(cap.buf, "lockdep: lock not held: (unnamed), asserted at 0x");
 }
 
 static void test_contended(void **state)
@@ -360,13 +338,13 @@ static void test_contended(void **state)
 	lockdep_acquire(&b, 0, 0x2001);
 	lockdep_contended(&a, 0, 0x2002);
 	assert_int_equal(lockdep_depth(), 1);
-	assert_contains(out, "lock order inversion: lock_b -> lock_a at 0x2001 / 0x2002");
+	assert_contains(cap.buf, "lock order inversion: lock_b -> lock_a at 0x2001 / 0x2002");
 	/* ... and the acquisition that follows does not report it again. */
 	lockdep_acquire(&a, 0, 0x2002);
 	assert_int_equal(count("lock order inversion"), 1);
 	/* Waiting for a lock the task holds: self-deadlock. */
 	lockdep_contended(&b, 0, 0x2003);
-	assert_contains(out,
+	assert_contains(cap.buf,
 			"lockdep: recursive acquire (self-deadlock): lock_b at 0x2003, already "
 			"held from 0x2001 (cpu 0)\n");
 	lockdep_release(&a, 0);
@@ -402,23 +380,22 @@ static void test_assert_held(void **state)
 	assert_int_equal(stats().not_held, 5);
 
 	/* Held: quiet. */
-	out_len = 0;
-	out[0] = '\0';
+	unit_console_clear(&cap);
 	lockdep_acquire(&a, 0, 0x1001);
 	assert_true(lockdep_is_held(&a));
 	assert_at_one_site(&a);
 	lockdep_assert_held(&a);
 	lockdep_assert_not_held(&b);
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 
 	/* Per task: task 1 does not hold what task 0 holds, and is told who does. */
 	run_as(1);
 	cur_cpu = 1;
 	assert_false(lockdep_is_held(&a));
 	lockdep_assert_held(&a);
-	assert_contains(out, "lockdep: lock not held: lock_a, asserted at 0x");
-	assert_contains(out, "(cpu 1), held by task 0x");
-	assert_contains(out, "from 0x1001\n");
+	assert_contains(cap.buf, "lockdep: lock not held: lock_a, asserted at 0x");
+	assert_contains(cap.buf, "(cpu 1), held by task 0x");
+	assert_contains(cap.buf, "from 0x1001\n");
 	assert_ptr_equal(last.holder, &tasks[0]);
 	assert_int_equal(last.holder_ip, 0x1001);
 	lockdep_assert_not_held(&a);
@@ -427,8 +404,8 @@ static void test_assert_held(void **state)
 
 	/* assert_not_held on a held lock. */
 	lockdep_assert_not_held(&a);
-	assert_contains(out, "lockdep: lock held: lock_a, asserted not held at 0x");
-	assert_contains(out, "taken at 0x1001 (cpu 0)\n");
+	assert_contains(cap.buf, "lockdep: lock held: lock_a, asserted not held at 0x");
+	assert_contains(cap.buf, "taken at 0x1001 (cpu 0)\n");
 	assert_int_equal(stats().held, 1);
 	lockdep_release(&a, 0);
 	lockdep_assert_not_held(&a);
@@ -448,12 +425,13 @@ static void test_shared(void **state)
 	assert_true(lockdep_is_held(&a));
 	lockdep_release(&a, 0x4);
 	assert_false(lockdep_is_held(&a));
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	/* Exclusive after shared is a recursion. */
 	lockdep_acquire(&a, LOCKDEP_READ, 0x5);
 	lockdep_acquire(&a, 0, 0x6);
-	assert_contains(out, "recursive acquire (self-deadlock): lock_a at 0x6, already held from "
-			     "0x5");
+	assert_contains(cap.buf,
+			"recursive acquire (self-deadlock): lock_a at 0x6, already held from "
+			"0x5");
 	lockdep_release(&a, 0);
 	lockdep_release(&a, 0);
 	assert_int_equal(lockdep_depth(), 0);
@@ -504,7 +482,7 @@ static void test_bad_release(void **state)
 	lockdep_acquire(&b, 0, 0x2001);
 	run_as(1);
 	lockdep_release(&b, 0x2002);
-	assert_contains(out,
+	assert_contains(cap.buf,
 			"lockdep: release of a lock not held: lock_b at 0x2002 (cpu 0), held by "
 			"task 0x");
 	assert_ptr_equal(last.holder, &tasks[0]);
@@ -547,10 +525,10 @@ static void test_held_walk_and_print(void **state)
 	assert_int_equal(w.flags[1], LOCKDEP_TRYLOCK);
 	assert_int_equal(lockdep_depth(), 3);
 	lockdep_print_held_locks();
-	assert_contains(out, "lockdep: 3 locks held by task 0x");
-	assert_contains(out, "lockdep:  #0: lock_a at 0xa1\n"
-			     "lockdep:  #1: lock_b at 0xb1 (trylock)\n"
-			     "lockdep:  #2: lock_c at 0xc1 (read)\n");
+	assert_contains(cap.buf, "lockdep: 3 locks held by task 0x");
+	assert_contains(cap.buf, "lockdep:  #0: lock_a at 0xa1\n"
+				 "lockdep:  #1: lock_b at 0xb1 (trylock)\n"
+				 "lockdep:  #2: lock_c at 0xc1 (read)\n");
 	lockdep_release(&b, 0);
 	lockdep_release(&a, 0);
 	lockdep_release(&c, 0);
@@ -568,7 +546,7 @@ static void test_no_task(void **state)
 	lockdep_release(&c, 0x2);
 	assert_int_equal(lockdep_depth(), 0);
 	lockdep_print_held_locks();
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	assert_int_equal(stats().acquisitions, 0);
 	run_as(0);
 	assert_int_equal(lockdep_depth(), 0);
@@ -586,12 +564,12 @@ static void test_reset_while_held(void **state)
 	lockdep_release(&c, 0x4);
 	lockdep_release(&a, 0x5);
 	lockdep_release(&b, 0x6);
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	/* Classes come back on the next acquisition. */
 	take_two(&b, 0x7, &a, 0x8, 0);
 	assert_int_equal(stats().classes, 3);
 	assert_int_equal(stats().dependencies, 1);
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 }
 
 /* ---- fixed tables running out ------------------------------------------------------------ */
@@ -599,7 +577,7 @@ static void test_reset_while_held(void **state)
 /* After the validator turned itself off: every call is quiet, nothing crashes. */
 static void assert_off_and_quiet(void)
 {
-	size_t len = out_len;
+	size_t len = cap.len;
 
 	assert_false(stats().enabled);
 	lockdep_acquire(&a, 0, 0x1);
@@ -610,7 +588,7 @@ static void assert_off_and_quiet(void)
 	assert_true(lockdep_is_held(&d));
 	assert_int_equal(lockdep_depth(), 0);
 	lockdep_print_held_locks();
-	assert_int_equal(out_len, len);
+	assert_int_equal(cap.len, len);
 }
 
 static void test_depth_overflow(void **state)
@@ -624,14 +602,14 @@ static void test_depth_overflow(void **state)
 	for (i = 0; i < LOCKDEP_MAX_DEPTH; i++)
 		lockdep_acquire(&m[i], 0, 0x100 + i);
 	assert_int_equal(lockdep_depth(), LOCKDEP_MAX_DEPTH);
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	lockdep_acquire(&m[LOCKDEP_MAX_DEPTH], 0, 0x200);
 	lockdep_acquire(&m[LOCKDEP_MAX_DEPTH + 1], 0, 0x201);
 	assert_int_equal(count("lockdep: held-lock stack overflow (16 locks) taking deep at 0x200 "
 			       "(cpu 0); validator off\n"),
 			 1);
-	assert_contains(out, "lockdep: 16 locks held by task 0x");
-	assert_contains(out, "lockdep:  #15: deep at 0x10f\n");
+	assert_contains(cap.buf, "lockdep: 16 locks held by task 0x");
+	assert_contains(cap.buf, "lockdep:  #15: deep at 0x10f\n");
 	assert_int_equal(nr_hooked[LOCKDEP_REPORT_OVERFLOW], 1);
 	assert_int_equal(stats().max_depth, LOCKDEP_MAX_DEPTH);
 	for (i = 0; i < ARRAY_SIZE(m); i++)
@@ -658,7 +636,7 @@ static void test_class_exhaustion(void **state)
 		lockdep_acquire(&m[i], 0, 0x2);
 		lockdep_release(&m[i], 0x3);
 	}
-	assert_string_equal(out, "");
+	assert_string_equal(cap.buf, "");
 	assert_true(stats().enabled);
 	assert_int_equal(stats().dependencies, LOCKDEP_MAX_CLASSES - 1);
 	for (; i < ARRAY_SIZE(m); i++) {
@@ -830,6 +808,6 @@ int main(void)
 
 	shim_set_cpu((struct cpu *)fake_cpu);
 	arch_irq_enable();
-	console_register(&cap_console);
+	console_register(&cap.con);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

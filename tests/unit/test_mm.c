@@ -20,17 +20,6 @@
 
 /* ---- what mm.c links against ----------------------------------------------------------- */
 
-/* The scheduler hooks spinlocks call; no scheduler here. */
-void preempt_schedule(void);
-bool need_resched(void);
-__attribute__((weak)) void preempt_schedule(void)
-{
-}
-__attribute__((weak)) bool need_resched(void)
-{
-	return false;
-}
-
 /* panic() reports through printk: a console on stderr, which unit_run_child() captures. */
 static void stderr_write(struct console *con, const char *str, size_t n)
 {

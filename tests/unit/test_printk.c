@@ -20,17 +20,6 @@
 int host_snprintf(char *buf, size_t size, const char *fmt, ...) __asm__("snprintf")
     __attribute__((format(printf, 3, 4)));
 
-/* The scheduler hooks spinlocks call; no scheduler here. */
-void preempt_schedule(void);
-bool need_resched(void);
-__attribute__((weak)) void preempt_schedule(void)
-{
-}
-__attribute__((weak)) bool need_resched(void)
-{
-	return false;
-}
-
 static unsigned nr_checked;
 
 static void compare(int line, const char *fmt, const char *g, int gn, const char *h, int hn)
@@ -327,14 +316,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_integers),	 cmocka_unit_test(test_other_conversions),
-		cmocka_unit_test(test_widths_and_flags), cmocka_unit_test(test_string_precision),
-		cmocka_unit_test(test_truncation),	 cmocka_unit_test(test_guest_specific),
-		cmocka_unit_test(test_printk),
-	};
-
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+UNIT_MAIN(setup, teardown, cmocka_unit_test(test_integers),
+	  cmocka_unit_test(test_other_conversions), cmocka_unit_test(test_widths_and_flags),
+	  cmocka_unit_test(test_string_precision), cmocka_unit_test(test_truncation),
+	  cmocka_unit_test(test_guest_specific), cmocka_unit_test(test_printk))

@@ -12,6 +12,7 @@
 
 #include "kernel/compiler.h"
 #include "kernel/timer_wheel.h"
+#include "tests/unit/splitmix.h"
 
 #ifndef TW_SRCDIR
 #define TW_SRCDIR "."
@@ -22,23 +23,6 @@ static const uint64_t ref_start[10] = { 0,	63,	 504,	   4032,      32256,
 					258048, 2064384, 16515072, 132120576, 1056964608 };
 #define REF_CUTOFF	1056964608ull
 #define REF_TIMEOUT_MAX 1040187392ull
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rnd_below(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
 
 /* Log-uniform timeout in [0, 2^maxbits). */
 static uint64_t rnd_timeout(unsigned maxbits)
@@ -1257,28 +1241,13 @@ static void test_stats_accumulate(void **state)
 	assert_true(a.clamped == 3);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_constants),
-		cmocka_unit_test(test_header_table),
-		cmocka_unit_test(test_worked_examples),
-		cmocka_unit_test(test_never_early_every_delta),
-		cmocka_unit_test(test_collect_step_by_step),
-		cmocka_unit_test(test_add_cancel_every_level),
-		cmocka_unit_test(test_rearm_fast_path),
-		cmocka_unit_test(test_rearm_after_clock_moved),
-		cmocka_unit_test(test_clamp),
-		cmocka_unit_test(test_next_expiry_random),
-		cmocka_unit_test(test_forward),
-		cmocka_unit_test(test_collect_gap_vs_steps),
-		cmocka_unit_test(test_level_wrap),
-		cmocka_unit_test(test_collect_order_in_tick),
-		cmocka_unit_test(test_expired_list),
-		cmocka_unit_test(test_migrate),
-		cmocka_unit_test(test_random_vs_model),
-		cmocka_unit_test(test_stats_accumulate),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_constants), cmocka_unit_test(test_header_table),
+	  cmocka_unit_test(test_worked_examples), cmocka_unit_test(test_never_early_every_delta),
+	  cmocka_unit_test(test_collect_step_by_step),
+	  cmocka_unit_test(test_add_cancel_every_level), cmocka_unit_test(test_rearm_fast_path),
+	  cmocka_unit_test(test_rearm_after_clock_moved), cmocka_unit_test(test_clamp),
+	  cmocka_unit_test(test_next_expiry_random), cmocka_unit_test(test_forward),
+	  cmocka_unit_test(test_collect_gap_vs_steps), cmocka_unit_test(test_level_wrap),
+	  cmocka_unit_test(test_collect_order_in_tick), cmocka_unit_test(test_expired_list),
+	  cmocka_unit_test(test_migrate), cmocka_unit_test(test_random_vs_model),
+	  cmocka_unit_test(test_stats_accumulate))

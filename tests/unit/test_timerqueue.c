@@ -10,17 +10,7 @@
 #include <stdlib.h>
 
 #include "kernel/timerqueue.h"
-
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#include "tests/unit/splitmix.h"
 
 /* Black height of the subtree, failing on any broken rule. */
 static unsigned check_subtree(const struct tq_node *n, const struct tq_node *parent, size_t *count,
@@ -290,15 +280,6 @@ static void test_random_vs_sorted_array(void **state)
 	random_run(0xfeedull, 2000, 40000, UINT64_MAX);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_empty),
-		cmocka_unit_test(test_ordering),
-		cmocka_unit_test(test_arbitrary_removal),
-		cmocka_unit_test(test_duplicates),
-		cmocka_unit_test(test_random_vs_sorted_array),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_empty), cmocka_unit_test(test_ordering),
+	  cmocka_unit_test(test_arbitrary_removal), cmocka_unit_test(test_duplicates),
+	  cmocka_unit_test(test_random_vs_sorted_array))

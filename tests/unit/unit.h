@@ -19,6 +19,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/*
+ * The main() of a test program that runs one group of tests: UNIT_MAIN(setup, teardown,
+ * cmocka_unit_test(a), cmocka_unit_test(b), ...); setup and teardown may be NULL.
+ */
+#define UNIT_MAIN(setup, teardown, ...)                                     \
+	int main(void)                                                      \
+	{                                                                   \
+		const struct CMUnitTest unit_tests[] = { __VA_ARGS__ };     \
+                                                                            \
+		return cmocka_run_group_tests(unit_tests, setup, teardown); \
+	}
+
 /* Fail the test unless `needle` occurs in `haystack`. */
 #define assert_contains(haystack, needle)                                              \
 	do {                                                                           \

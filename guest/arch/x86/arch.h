@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acpi.h" /* struct acpi_info, acpi_get_info(): the firmware tables, read at boot */
+
 #define ARCH_PAGE_SIZE 4096ul
 #define ARCH_CACHELINE 64
 
@@ -195,9 +197,70 @@ uint32_t arch_tsc_khz_by(const char *method);
 /* Send IPI `vector` to the CPU with `apic_id`. Any context. */
 void arch_send_ipi(uint32_t apic_id, unsigned vector);
 
-/* Register a handler for an interrupt vector; it runs with interrupts off and is EOI'd. */
+/*
+ * Register a handler for an interrupt vector; it runs with interrupts off and is EOI'd.
+ * Returns 0, or -EINVAL for an exception or the spurious vector.
+ */
 typedef void (*arch_irq_handler)(unsigned vector, void *arg);
 int arch_set_irq_handler(unsigned vector, arch_irq_handler fn, void *arg);
+
+/* ---- devices: port I/O, interrupt lines, the hypervisor ----------------------------------- */
+
+static inline void outb(uint16_t port, uint8_t v)
+{
+	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline void outw(uint16_t port, uint16_t v)
+{
+	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline void outl(uint16_t port, uint32_t v)
+{
+	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
+
+static inline uint8_t inb(uint16_t port)
+{
+	uint8_t v;
+
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint16_t inw(uint16_t port)
+{
+	uint16_t v;
+
+	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t v;
+
+	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+/* String output: one VM exit for the whole burst under KVM. */
+static inline void outsb(uint16_t port, const void *p, unsigned long n)
+{
+	__asm__ volatile("rep outsb" : "+S"(p), "+c"(n) : "d"(port) : "memory");
+}
+
+/*
+ * Deliver interrupt line `gsi` (an IOAPIC pin) to the boot CPU, which never goes offline,
+ * as vector VEC_IRQ_BASE + gsi: fn(vector, arg) runs with interrupts off and is EOI'd after.
+ * Level-triggered and/or active-low as the firmware says; unmasked. Boot or thread context.
+ * Returns 0, or -EINVAL for a line the IOAPIC does not have.
+ */
+int arch_request_irq(unsigned gsi, bool level, bool active_low, arch_irq_handler fn, void *arg);
+
+/* True if plugvm's CPUID leaf (this ABI major) offers the PLUGVM_FEATURE_* `bit`. */
+bool arch_plugvm_feature(uint32_t bit);
 
 /* ---- power ----------------------------------------------------------------------------- */
 
@@ -224,15 +287,19 @@ void arch_crash(const char *kind, size_t len);
 
 /* ---- boot ------------------------------------------------------------------------------- */
 
-/* Secondary CPUs (see kernel/cpuhp.c for the states that call these). */
+/*
+ * Secondary CPUs. The cpuhp steps (kernel/cpuhp_table.c) return 0 or -errno:
+ * percpu:prepare (control CPU: per-CPU area and stacks) and its teardown (after death:
+ * free the stacks); arch:starting and arch:dying (the CPU itself, interrupts off).
+ */
 int arch_smp_init(void); /* boot CPU, once: the start-up trampoline */
-int arch_cpu_prepare(unsigned cpu); /* control CPU: per-CPU area and stacks */
-void arch_cpu_unprepare(unsigned cpu); /* control CPU, after death: free the stacks */
+int arch_cpu_prepare(unsigned int cpu);
+int arch_cpu_unprepare(unsigned int cpu);
+int arch_cpu_starting(unsigned int cpu);
+int arch_cpu_dying(unsigned int cpu);
 void *arch_cpu_idle_stack(unsigned cpu);
 int arch_cpu_kick(unsigned cpu); /* control CPU: start it (INIT-SIPI-SIPI) */
 void arch_cpu_dead_cleanup(unsigned cpu); /* control CPU, after death */
-int arch_cpu_starting(unsigned cpu); /* the CPU itself, interrupts off */
-int arch_cpu_dying(unsigned cpu); /* the CPU itself, interrupts off */
 __attribute__((noreturn)) void arch_cpu_dead(int *dead); /* store 1 to *dead, halt */
 
 #endif

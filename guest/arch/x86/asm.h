@@ -32,4 +32,29 @@
 /* Largest APIC ID the AP start-up table covers. */
 #define MAX_APIC_ID 4096
 
+#ifdef __ASSEMBLY__
+/*
+ * From 32-bit protected mode into long mode (the boot CPU in entry.S, an AP in
+ * trampoline.S): PAE, the boot page tables, EFER.LME, then paging on with the CR0 bits
+ * `cr0` (one word: no spaces). The caller far-jumps to 64-bit code right after.
+ * Clobbers eax, ecx, edx.
+ */
+/* clang-format off */
+.macro ENTER_LONG_MODE cr0
+	movl	%cr4, %eax
+	orl	$CR4_PAE, %eax
+	movl	%eax, %cr4
+	movl	$boot_pml4, %eax
+	movl	%eax, %cr3
+	movl	$MSR_EFER, %ecx
+	rdmsr
+	orl	$EFER_LME, %eax
+	wrmsr
+	movl	%cr0, %eax
+	orl	$\cr0, %eax
+	movl	%eax, %cr0
+.endm
+/* clang-format on */
+#endif
+
 #endif

@@ -5,10 +5,9 @@
  * memory that is not ours), finds memory and ACPI tables, numbers the CPUs, and hands
  * over to kernel_main().
  */
+#include "acpi.h"
 #include "arch.h"
 #include "asm.h"
-#include "drivers/acpi.h"
-#include "drivers/uart.h"
 #include "ioapic.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
@@ -44,6 +43,12 @@ bool memmap_covers(uint64_t pa, uint64_t len)
 	return false;
 }
 
+bool arch_plugvm_feature(uint32_t bit)
+{
+	return plugvm_feature(bit);
+}
+
+/* The ACPI parser's window on memory (acpi.h): tables live in RAM or the BIOS area. */
 void *acpi_os_map(uint64_t pa, uint64_t len)
 {
 	/* Everything below 4 GiB is identity-mapped; the BIOS area is fair game as well. */
@@ -121,7 +126,7 @@ void arch_boot(uint32_t start_info_pa)
 	cpu_table[0] = &boot_cpu;
 	idt_init();
 	idt_load();
-	uart_console_init();
+	console_init(); /* the 16550 (drivers/uart.c): printk and panics from here on */
 	if (si->magic != PLUGVM_PVH_START_MAGIC)
 		panic("bad hvm_start_info magic %#x at %#x", si->magic, start_info_pa);
 	copy_start_info(si);

@@ -35,18 +35,7 @@ pvh_entry:
 	movl	%eax, %gs
 	movl	$boot_stack_top, %esp
 
-	movl	%cr4, %eax
-	orl	$CR4_PAE, %eax
-	movl	%eax, %cr4
-	movl	$boot_pml4, %eax
-	movl	%eax, %cr3
-	movl	$MSR_EFER, %ecx
-	rdmsr
-	orl	$EFER_LME, %eax
-	wrmsr
-	movl	%cr0, %eax
-	orl	$(CR0_PG | CR0_WP | CR0_PE), %eax
-	movl	%eax, %cr0
+	ENTER_LONG_MODE (CR0_PG|CR0_WP|CR0_PE)
 	ljmp	$GDT_KERNEL_CS, $entry64
 
 	.code64

@@ -8,6 +8,7 @@
 #include "asm.h"
 #include "kernel/compiler.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/preempt.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -71,7 +72,7 @@ void idt_load(void)
 int arch_set_irq_handler(unsigned vector, arch_irq_handler fn, void *arg)
 {
 	if (vector < 32 || vector > 255 || vector == VEC_SPURIOUS)
-		return -1;
+		return -EINVAL;
 	handlers[vector].arg = arg;
 	WRITE_ONCE(handlers[vector].fn, fn);
 	set_gate(vector, 0);

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* IOAPIC redirection entries (indirect register window at base + 0 / + 0x10). */
+/*
+ * IOAPIC redirection entries (indirect register window at base + 0 / + 0x10), and
+ * arch_request_irq(): a device's interrupt line routed to the boot CPU.
+ */
 #include "ioapic.h"
 
+#include "arch.h"
+#include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/spinlock.h"
 #include "plugvm_abi.h"
 #include "x86.h"
@@ -68,4 +74,18 @@ void ioapic_mask(unsigned pin)
 	flags = spin_lock_irqsave(&ioapic_lock);
 	ioapic_write(IOAPIC_REDTBL(pin), ioapic_read(IOAPIC_REDTBL(pin)) | RTE_MASKED);
 	spin_unlock_irqrestore(&ioapic_lock, flags);
+}
+
+int arch_request_irq(unsigned gsi, bool level, bool active_low, arch_irq_handler fn, void *arg)
+{
+	int err;
+
+	if (gsi >= nr_pins)
+		return -EINVAL;
+	err = arch_set_irq_handler(VEC_IRQ_BASE + gsi, fn, arg);
+	if (err)
+		return err;
+	/* CPU 0 never goes offline, so the route never needs moving. */
+	ioapic_route(gsi, VEC_IRQ_BASE + gsi, cpu_apic_ids[0], level, active_low);
+	return 0;
 }

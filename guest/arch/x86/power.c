@@ -4,8 +4,8 @@
  * hardware-reduced sleep control register), anything else through QEMU's isa-debug-exit,
  * which plugvm implements too; if that port is absent the machine still goes down via S5.
  */
+#include "acpi.h"
 #include "arch.h"
-#include "drivers/acpi.h"
 #include "kernel/printk.h"
 #include "lapic.h"
 #include "plugvm_abi.h"

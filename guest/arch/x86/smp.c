@@ -11,6 +11,7 @@
 #include "kernel/compiler.h"
 #include "kernel/cpuhp.h"
 #include "kernel/cpu.h"
+#include "kernel/errno.h"
 #include "kernel/mm.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
@@ -42,7 +43,7 @@ int arch_smp_init(void)
 
 	if (!memmap_covers(TRAMPOLINE_BASE, ARCH_PAGE_SIZE)) {
 		pr_warn("AP trampoline page %#x is not RAM: no secondary CPUs\n", TRAMPOLINE_BASE);
-		return -22;
+		return -EINVAL;
 	}
 	memcpy((void *)(uintptr_t)TRAMPOLINE_BASE, trampoline_start, tlen);
 	return 0;
@@ -59,12 +60,12 @@ int arch_cpu_prepare(unsigned cpu)
 
 	if (cpu_apic_ids[cpu] >= MAX_APIC_ID) {
 		pr_warn("cpu %u: APIC ID %u too large to start\n", cpu, cpu_apic_ids[cpu]);
-		return -22;
+		return -EINVAL;
 	}
 	if (!c) {
 		c = page_zalloc(DIV_ROUND_UP(sizeof(struct cpu), PAGE_SIZE));
 		if (!c)
-			return -12;
+			return -ENOMEM;
 		c->self = c;
 		c->id = cpu;
 		c->apic_id = cpu_apic_ids[cpu];
@@ -77,21 +78,22 @@ int arch_cpu_prepare(unsigned cpu)
 	c->arch.ist_stack = page_alloc(IST_STACK_SIZE / PAGE_SIZE);
 	if (!c->arch.stack || !c->arch.ist_stack) {
 		arch_cpu_unprepare(cpu);
-		return -12;
+		return -ENOMEM;
 	}
 	return 0;
 }
 
-void arch_cpu_unprepare(unsigned cpu)
+int arch_cpu_unprepare(unsigned int cpu)
 {
 	struct cpu *c = cpu_table[cpu];
 
 	if (!c)
-		return;
+		return 0;
 	page_free(c->arch.stack, CPU_STACK_SIZE / PAGE_SIZE);
 	page_free(c->arch.ist_stack, IST_STACK_SIZE / PAGE_SIZE);
 	c->arch.stack = NULL;
 	c->arch.ist_stack = NULL;
+	return 0;
 }
 
 void *arch_cpu_idle_stack(unsigned cpu)
@@ -150,7 +152,7 @@ int arch_cpu_kick(unsigned cpu)
 	struct cpu *c = cpu_table[cpu];
 
 	if (!c || !c->arch.stack)
-		return -22;
+		return -EINVAL;
 	ap_boot_table[c->apic_id].cpu = c;
 	WRITE_ONCE(ap_boot_table[c->apic_id].stack_top,
 		   (uint64_t)(uintptr_t)c->arch.stack + CPU_STACK_SIZE);

@@ -30,18 +30,7 @@ tr32:
 	movl	%eax, %ds
 	movl	%eax, %es
 	movl	%eax, %ss
-	movl	%cr4, %eax
-	orl	$CR4_PAE, %eax
-	movl	%eax, %cr4
-	movl	$boot_pml4, %eax
-	movl	%eax, %cr3
-	movl	$MSR_EFER, %ecx
-	rdmsr
-	orl	$EFER_LME, %eax
-	wrmsr
-	movl	%cr0, %eax
-	orl	$(CR0_PG | CR0_WP), %eax
-	movl	%eax, %cr0
+	ENTER_LONG_MODE (CR0_PG|CR0_WP)
 	ljmpl	$GDT_KERNEL_CS, $TR(tr64)
 
 	.code64

@@ -5,8 +5,8 @@
  * calibration against the ACPI PM timer. `tsc=calibrate|kvmclock|cpuid` forces a method
  * (for tests). Conversion uses a 32.32 fixed-point multiplier set once at boot.
  */
+#include "acpi.h"
 #include "arch.h"
-#include "drivers/acpi.h"
 #include "kernel/cmdline.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"

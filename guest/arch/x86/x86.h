@@ -1,57 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* x86 instruction wrappers for the arch layer (not for kernel/: it uses arch.h). */
+/* x86 instruction wrappers for the arch layer (not for kernel/ or drivers/: they use arch.h). */
 #ifndef PLUGVM_GUEST_X86_H
 #define PLUGVM_GUEST_X86_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch.h" /* port I/O */
 #include "plugvm_abi.h"
-
-static inline void outb(uint16_t port, uint8_t v)
-{
-	__asm__ volatile("outb %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline void outw(uint16_t port, uint16_t v)
-{
-	__asm__ volatile("outw %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline void outl(uint16_t port, uint32_t v)
-{
-	__asm__ volatile("outl %0, %1" : : "a"(v), "Nd"(port));
-}
-
-static inline uint8_t inb(uint16_t port)
-{
-	uint8_t v;
-
-	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline uint16_t inw(uint16_t port)
-{
-	uint16_t v;
-
-	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t v;
-
-	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-/* String output: one VM exit for the whole burst under KVM. */
-static inline void outsb(uint16_t port, const void *p, unsigned long n)
-{
-	__asm__ volatile("rep outsb" : "+S"(p), "+c"(n) : "d"(port) : "memory");
-}
 
 static inline uint64_t rdmsr(uint32_t msr)
 {
@@ -106,37 +62,19 @@ static inline bool plugvm_feature(uint32_t bit)
 	return plugvm_info(&r) && (r.edx & bit);
 }
 
-static inline uint64_t read_cr2(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr2, %0" : "=r"(v));
-	return v;
-}
-
-static inline uint64_t read_cr3(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr3, %0" : "=r"(v));
-	return v;
-}
-
-static inline uint64_t read_cr0(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr0, %0" : "=r"(v));
-	return v;
-}
-
-static inline uint64_t read_cr4(void)
-{
-	uint64_t v;
-
-	__asm__ volatile("mov %%cr4, %0" : "=r"(v));
-	return v;
-}
+/* read_cr0(), read_cr2(), read_cr3(), read_cr4(): a control register. */
+#define DEFINE_READ_CR(n)                                         \
+	static inline uint64_t read_cr##n(void)                   \
+	{                                                         \
+		uint64_t v;                                       \
+                                                                  \
+		__asm__ volatile("mov %%cr" #n ", %0" : "=r"(v)); \
+		return v;                                         \
+	}
+DEFINE_READ_CR(0)
+DEFINE_READ_CR(2)
+DEFINE_READ_CR(3)
+DEFINE_READ_CR(4)
 
 struct desc_ptr {
 	uint16_t limit;

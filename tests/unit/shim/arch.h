@@ -147,4 +147,10 @@ __attribute__((noreturn)) void arch_halt_forever(void);
 void arch_crash(const char *kind, size_t len);
 void arch_start_secondary_cpus(void);
 
+/* ---- CPU hotplug steps (kernel/cpuhp_table.c; faked by tests/unit/cpuhp_fakes.c) ---- */
+int arch_cpu_prepare(unsigned int cpu);
+int arch_cpu_unprepare(unsigned int cpu);
+int arch_cpu_starting(unsigned int cpu);
+int arch_cpu_dying(unsigned int cpu);
+
 #endif

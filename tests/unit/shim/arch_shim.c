@@ -182,3 +182,13 @@ void debug_this_cpu_preemptible(const char *what)
 {
 	(void)what;
 }
+
+/*
+ * The scheduler's preemption hook, which spinlocks and printk call when the count drops to
+ * zero: host tests without a scheduler (printk, lockdep, mm, ACPI) have nothing to switch
+ * to. A test that links the scheduler brings the real one.
+ */
+void preempt_schedule(void);
+__attribute__((weak)) void preempt_schedule(void)
+{
+}

@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: MIT
-/* Priority-bitmap ready queue. Pure: compiled into the guest and into host unit tests. */
-#include "kernel/rq.h"
+/* The fixed-priority queue (see prioq.h). Pure: compiled into the guest and host unit tests. */
+#include "kernel/prioq.h"
 
-void rqq_init(struct rq_queue *q)
+void prioq_init(struct prioq *q)
 {
 	unsigned i;
 
 	for (i = 0; i < ARRAY_SIZE(q->bitmap); i++)
 		q->bitmap[i] = 0;
-	for (i = 0; i < SCHED_NR_PRIO; i++)
+	for (i = 0; i < PRIOQ_NR_PRIO; i++)
 		list_init(&q->lists[i]);
 	q->nr = 0;
 }
 
-void rqq_entity_init(struct rq_entity *e, int prio)
+void prioq_node_init(struct prioq_node *e, int prio)
 {
 	list_init(&e->node);
 	e->prio = prio;
 	e->queued = false;
 }
 
-void rqq_enqueue(struct rq_queue *q, struct rq_entity *e, bool head)
+void prioq_add(struct prioq *q, struct prioq_node *e, bool head)
 {
 	int p = e->prio;
 
@@ -33,7 +33,7 @@ void rqq_enqueue(struct rq_queue *q, struct rq_entity *e, bool head)
 	q->nr++;
 }
 
-void rqq_dequeue(struct rq_queue *q, struct rq_entity *e)
+void prioq_del(struct prioq *q, struct prioq_node *e)
 {
 	int p = e->prio;
 
@@ -44,7 +44,7 @@ void rqq_dequeue(struct rq_queue *q, struct rq_entity *e)
 	q->nr--;
 }
 
-int rqq_top_prio(const struct rq_queue *q)
+int prioq_top_prio(const struct prioq *q)
 {
 	int w;
 
@@ -54,11 +54,11 @@ int rqq_top_prio(const struct rq_queue *q)
 	return -1;
 }
 
-struct rq_entity *rqq_peek(const struct rq_queue *q)
+struct prioq_node *prioq_peek(const struct prioq *q)
 {
-	int p = rqq_top_prio(q);
+	int p = prioq_top_prio(q);
 
 	if (p < 0)
 		return NULL;
-	return list_first_entry(&q->lists[p], struct rq_entity, node);
+	return list_first_entry(&q->lists[p], struct prioq_node, node);
 }

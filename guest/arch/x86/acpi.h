@@ -4,9 +4,15 @@
  * MADT (CPUs, IOAPIC, interrupt overrides) and a byte scan of the DSDT for \_S5. Every
  * table is checked (signature, length, checksum, inside the memory map); a bad one is
  * refused with a warning and the kernel carries on without it.
+ *
+ * The arch layer reads them at boot (arch_boot(): they number the CPUs, place the IOAPIC,
+ * calibrate the TSC against the PM timer, power off through S5), as Linux's
+ * arch/x86/kernel/acpi/boot.c; arch.h passes acpi_get_info() on to drivers (the ACPI CPU
+ * hotplug driver's GPE and SCI) and self-tests. Pure C: the host test test_acpi parses the
+ * VMM's tables with it.
  */
-#ifndef PLUGVM_DRIVERS_ACPI_H
-#define PLUGVM_DRIVERS_ACPI_H
+#ifndef PLUGVM_GUEST_X86_ACPI_H
+#define PLUGVM_GUEST_X86_ACPI_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -50,14 +56,15 @@ struct acpi_info {
 };
 
 /*
- * Provided by the OS layer: a pointer through which [pa, pa + len) can be read, or NULL
- * if that range is not memory the firmware could have put tables in.
+ * Provided by the memory-map code (boot.c; a host test brings its own): a pointer through
+ * which [pa, pa + len) can be read, or NULL if that range is not memory the firmware could
+ * have put tables in.
  */
 void *acpi_os_map(uint64_t pa, uint64_t len);
 
 /*
  * Parse the tables from the RSDP at `rsdp_pa` (0: search the BIOS areas). Returns 0 if
- * at least the RSDP and its root table were good, else -1; acpi_get_info() is valid
+ * at least the RSDP and its root table were good, else -ENODEV; acpi_get_info() is valid
  * (possibly empty) either way.
  */
 int acpi_init(uint64_t rsdp_pa);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* ACPI static tables (no AML interpreter): FADT, MADT, DSDT \_S5. Pure C over acpi_os_map(). */
-#include "drivers/acpi.h"
+#include "acpi.h"
 
 #include "kernel/compiler.h"
+#include "kernel/errno.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"
 
@@ -295,7 +296,7 @@ int acpi_init(uint64_t rsdp_pa)
 	rsdp = rsdp_pa ? check_rsdp(rsdp_pa) : NULL;
 	if (!rsdp) {
 		warn("RSDP", rsdp_pa, rsdp_pa ? "bad signature or checksum" : "not found");
-		return -1;
+		return -ENODEV;
 	}
 	info.rsdp = rsdp_pa;
 	if (rsdp->revision >= 2 && rsdp->xsdt_address) {
@@ -307,7 +308,7 @@ int acpi_init(uint64_t rsdp_pa)
 		root_entry_size = 4;
 	}
 	if (!root)
-		return -1;
+		return -ENODEV;
 	/* FADT first: the MADT's interrupt overrides refer to its SCI. */
 	h = acpi_find_table(PLUGVM_ACPI_SIG_FADT);
 	if (h)
