@@ -54,12 +54,13 @@ CB(12)
 CB(13)
 CB(14)
 CB(17)
-CB(26)
+CB(18)
+CB(27)
 _Static_assert(CPUHP_PERCPU_PREPARE == 1 && CPUHP_TIMERS_PREPARE == 4 &&
 		   CPUHP_BP_PREPARE_DYN == 5 && CPUHP_BRINGUP_CPU == 9 &&
 		   CPUHP_AP_ARCH_STARTING == 11 && CPUHP_AP_ONLINE_MASK == 14 &&
-		   CPUHP_AP_TIMERS_ONLINE == 17 && CPUHP_AP_ONLINE_DYN == 18 &&
-		   CPUHP_AP_SCHED_ACTIVE == 26 && CPUHP_ONLINE == 27,
+		   CPUHP_AP_TIMERS_ONLINE == 17 && CPUHP_AP_WATCHDOG_ONLINE == 18 &&
+		   CPUHP_AP_ONLINE_DYN == 19 && CPUHP_AP_SCHED_ACTIVE == 27 && CPUHP_ONLINE == 28,
 	       "the fake table below follows the state list");
 
 #define STEP(n, nm, ser) [n] = { nm, up_##n, down_##n, ser }
@@ -79,7 +80,8 @@ static const struct cpuhp_step table[CPUHP_NR_STATES] = {
 	[CPUHP_AP_ONLINE] = { "ap:online", NULL, NULL, false },
 	[CPUHP_AP_ONLINE_IDLE] = { "ap:online-idle", NULL, NULL, false },
 	STEP(17, "timers:online", false),
-	STEP(26, "sched:active", true),
+	STEP(18, "watchdog:online", false),
+	STEP(27, "sched:active", true),
 	[CPUHP_ONLINE] = { "online", NULL, NULL, false },
 };
 
@@ -264,8 +266,9 @@ static void test_names_and_targets(void **state)
 	assert_null(cpuhp_state_name(&eng, CPUHP_NR_STATES));
 	for (s = 0; s < CPUHP_NR_STATES; s++)
 		n += cpuhp_valid_target(&eng, s);
-	/* offline, 4 prepare, ap:online-idle, timers:online, sched:active, online */
-	assert_int_equal(n, 9);
+	/* offline, 4 prepare, ap:online-idle, timers:online, watchdog:online, sched:active,
+	 * online */
+	assert_int_equal(n, 10);
 	assert_false(cpuhp_valid_target(&eng, CPUHP_BRINGUP_CPU));
 	assert_false(cpuhp_valid_target(&eng, CPUHP_AP_TICK_STARTING));
 	assert_false(cpuhp_valid_target(&eng, CPUHP_BP_PREPARE_DYN)); /* free slot */
