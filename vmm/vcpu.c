@@ -82,7 +82,7 @@ int vcpu_create(struct vm *vm, int id, bool boot)
 	v->id = id;
 	v->fd = fd;
 	v->run = run;
-	pthread_mutex_init(&v->start_lock, NULL);
+	pthread_mutex_init(&v->lock, NULL);
 	v->start_pending = false;
 
 	if (id == 0 && !vm->cpuid.tsc_khz) {
@@ -137,11 +137,11 @@ static void apply_direct_start(struct vcpu *v)
 	struct long_mode_start r;
 	bool pending;
 
-	pthread_mutex_lock(&v->start_lock);
+	pthread_mutex_lock(&v->lock);
 	pending = v->start_pending;
 	v->start_pending = false;
 	r = v->start;
-	pthread_mutex_unlock(&v->start_lock);
+	pthread_mutex_unlock(&v->lock);
 	if (!pending)
 		return;
 	if (regs_setup_long_mode(v->fd, &r) < 0 || ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0)
@@ -154,14 +154,19 @@ fail:
 
 int vcpu_direct_start(struct vcpu *v, const struct long_mode_start *r)
 {
-	if (atomic_load(&v->state) != VCPU_RUNNING)
+	pthread_mutex_lock(&v->lock);
+	if (atomic_load(&v->state) != VCPU_RUNNING) {
+		pthread_mutex_unlock(&v->lock);
 		return -EINVAL;
-	pthread_mutex_lock(&v->start_lock);
+	}
 	v->start = *r;
 	v->start_pending = true;
-	pthread_mutex_unlock(&v->start_lock);
-	/* Out of KVM_RUN (where it waits for SIPI, or halts): its loop applies the start. */
+	/*
+	 * Out of KVM_RUN (where it waits for SIPI, or halts): its loop applies the start.
+	 * Under the lock: the thread cannot leave RUNNING, so it is not joined meanwhile.
+	 */
 	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+	pthread_mutex_unlock(&v->lock);
 	return 0;
 }
 
@@ -392,6 +397,9 @@ int vcpu_start(struct vcpu *v)
 	atomic_store(&v->stop, false);
 	atomic_store(&v->tid, 0);
 	v->hot_added = v->vm->boot_vcpus_started;
+	pthread_mutex_lock(&v->lock);
+	v->start_pending = false; /* a new life: nothing asked of an earlier one applies */
+	pthread_mutex_unlock(&v->lock);
 	/* The thread inherits a mask with only the kick signal open; the main thread takes
 	 * every process-directed signal through its signalfd. */
 	sigfillset(&all);
@@ -407,7 +415,9 @@ int vcpu_start(struct vcpu *v)
 		log_error("vCPU %d: cannot start its thread: %s", v->id, strerror(err));
 		return -err;
 	}
+	pthread_mutex_lock(&v->lock);
 	atomic_store(&v->state, VCPU_RUNNING);
+	pthread_mutex_unlock(&v->lock);
 	/* Its host thread id is part of what QMP reports: wait for it (microseconds). */
 	for (i = 0; i < 20000 && !atomic_load(&v->tid); i++)
 		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
@@ -416,19 +426,30 @@ int vcpu_start(struct vcpu *v)
 
 void vcpu_kick_stop(struct vcpu *v)
 {
+	/* Only the main thread (the caller) makes a vCPU RUNNING: no lock needed to look. */
 	if (atomic_load(&v->state) != VCPU_RUNNING)
 		return;
-	atomic_store(&v->stop, true);
-	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+	pthread_mutex_lock(&v->lock);
+	if (atomic_load(&v->state) == VCPU_RUNNING) {
+		atomic_store(&v->state, VCPU_STOPPING);
+		v->start_pending = false; /* a start asked of this life ends with it */
+		atomic_store(&v->stop, true);
+		pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+	}
+	pthread_mutex_unlock(&v->lock);
 }
 
 void vcpu_stop_and_join(struct vcpu *v)
 {
-	if (atomic_load(&v->state) != VCPU_RUNNING)
-		return;
 	vcpu_kick_stop(v);
+	/* Only the main thread moves a vCPU out of STOPPING: no lock needed to look. */
+	if (atomic_load(&v->state) != VCPU_STOPPING)
+		return;
 	pthread_join(v->thread, NULL);
+	pthread_mutex_lock(&v->lock);
+	v->start_pending = false;
 	atomic_store(&v->state, VCPU_PARKED);
+	pthread_mutex_unlock(&v->lock);
 }
 
 void vcpu_destroy(struct vcpu *v)

@@ -19,9 +19,16 @@ struct vm;
 struct kvm_run;
 struct vcpu_snapshot;
 
+/*
+ * A vCPU's life: ABSENT -> PARKED (vcpu_create) -> RUNNING (vcpu_start) -> STOPPING
+ * (vcpu_kick_stop) -> PARKED (vcpu_stop_and_join) -> RUNNING ... Only the main thread
+ * changes it, under `lock`; a vCPU thread asking for a direct start reads it under `lock`
+ * too, so it never signals a thread that is being joined or has been.
+ */
 enum vcpu_state {
 	VCPU_ABSENT, /* no fd yet */
 	VCPU_RUNNING, /* fd and thread */
+	VCPU_STOPPING, /* its thread was told to end; the main thread joins it */
 	VCPU_PARKED, /* fd kept, no thread */
 };
 
@@ -36,8 +43,10 @@ struct vcpu {
 	_Atomic pid_t tid; /* host thread id, for query-cpus-fast (0 until it runs) */
 	bool hot_added; /* set by vcpu_start() for its thread: started after boot (device_add) */
 	struct vcpu_snapshot *reset; /* state at creation: a parked vCPU goes back to it */
-	/* Paravirt direct start, applied by the vCPU's own thread before its next KVM_RUN. */
-	pthread_mutex_t start_lock;
+	pthread_mutex_t lock;
+	/* Guarded by lock: state changes (reads may be lock-free), and the paravirt direct
+	 * start the vCPU's own thread applies before its next KVM_RUN. No request outlives
+	 * the thread it was made for: leaving RUNNING drops it. */
 	bool start_pending;
 	struct long_mode_start start;
 };
@@ -57,8 +66,8 @@ int vcpu_reset_for_sipi(struct vcpu *v);
 
 /*
  * Have the (running) vCPU jump to `r->entry` in 64-bit mode (plugvm_abi.h's direct start):
- * recorded and the vCPU kicked; its thread sets the registers. Returns 0 or -EINVAL (no
- * thread to do it).
+ * recorded and the vCPU kicked; its thread sets the registers. Any thread. Returns 0 or
+ * -EINVAL (no thread to do it, or its thread is ending).
  */
 int vcpu_direct_start(struct vcpu *v, const struct long_mode_start *r);
 
@@ -68,9 +77,12 @@ int vcpu_direct_start(struct vcpu *v, const struct long_mode_start *r);
  */
 int vcpu_start(struct vcpu *v);
 
-/* Ask the vCPU's thread to end and kick it out of KVM_RUN; does not wait. */
+/*
+ * Ask the vCPU's thread to end and kick it out of KVM_RUN (RUNNING -> STOPPING, a pending
+ * direct start dropped); does not wait. Main thread.
+ */
 void vcpu_kick_stop(struct vcpu *v);
-/* Ask the vCPU's thread to end, kick it out of KVM_RUN, and wait for it. */
+/* Ask the vCPU's thread to end, kick it out of KVM_RUN, and wait for it (PARKED). Main thread. */
 void vcpu_stop_and_join(struct vcpu *v);
 
 /*
