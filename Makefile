@@ -23,7 +23,7 @@ endif
 VMM_SRCS := vmm/main.c vmm/config.c vmm/log.c vmm/kvm.c vmm/mem.c vmm/vcpu.c vmm/bus.c \
 	vmm/loader.c vmm/vm.c vmm/x86/acpi.c vmm/x86/e820.c vmm/x86/cpuid.c vmm/x86/regs.c \
 	vmm/devices/uart16550.c vmm/devices/debug_exit.c vmm/devices/acpi_pm.c \
-	vmm/devices/cphp.c vmm/devices/cpu_hotplug.c vmm/qmp.c vmm/control.c \
+	vmm/devices/acpi_cpu_hotplug.c vmm/devices/cpu_hotplug.c vmm/qmp.c vmm/control.c \
 	vmm/devices/virtio_mmio.c vmm/devices/virtio_console.c vmm/agent.c vmm/agent_frame.c vmm/control_agent.c \
 	vmm/chaos.c vmm/console.c
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "vmm/control.h"
-#include "vmm/devices/cphp.h"
+#include "vmm/devices/acpi_cpu_hotplug.h"
 #include "vmm/devices/devices.h"
 #include "vmm/qmp.h"
 #include "vmm/vcpu.h"
@@ -180,9 +180,9 @@ static void test_rep_outsl_to_ost_is_rate_limited(void **state)
 	(void)state;
 	outb(0, 0); /* to the modern block */
 	outl(0, 1); /* selector: slot 1 */
-	outb(5, CPHP_CMD_OST_EVENT);
+	outb(5, ACPI_CPU_HOTPLUG_CMD_OST_EVENT);
 	outl(8, 3); /* an eject request's _OST */
-	outb(5, CPHP_CMD_OST_STATUS);
+	outb(5, ACPI_CPU_HOTPLUG_CMD_OST_STATUS);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	out(8, 4, 1024, words);
 	n = count_events("ACPI_DEVICE_OST");

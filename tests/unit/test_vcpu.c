@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "vmm/devices/cphp.h"
+#include "vmm/devices/acpi_cpu_hotplug.h"
 #include "vmm/devices/devices.h"
 #include "vmm/qmp.h"
 #include "vmm/vcpu.h"
@@ -261,7 +261,7 @@ static void guest_eject(unsigned slot)
 {
 	out32(PLUGVM_PORT_CPUHP, 0, 1); /* legacy -> modern (once; later a selector write) */
 	out32(PLUGVM_PORT_CPUHP, slot, 4);
-	out32(PLUGVM_PORT_CPUHP + 4, CPHP_CTL_EJECT, 1);
+	out32(PLUGVM_PORT_CPUHP + 4, ACPI_CPU_HOTPLUG_CTL_EJECT, 1);
 }
 
 static struct plugvm_start_ctx *start_ctx(void)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The ACPI CPU hotplug device on the VM: QEMU's register block at 0xAF00 (vmm/devices/
- * cphp.c) on the I/O bus, its GPE (bit 2) and SCI through the ACPI PM device, _OST reports
- * as QMP ACPI_DEVICE_OST events, and ejects carried out by the main loop: the ejected
+ * The ACPI CPU hotplug device on the VM: QEMU's register block at 0xAF00
+ * (acpi_cpu_hotplug.c) on the I/O bus, its GPE (bit 2) and SCI through the ACPI PM device,
+ * _OST reports as QMP ACPI_DEVICE_OST events, and ejects carried out by the main loop: the ejected
  * vCPU's thread ends and its fd is parked, then DEVICE_DELETED goes out.
  */
 #include <errno.h>
@@ -18,7 +18,7 @@
 #include "../qmp.h"
 #include "../vcpu.h"
 #include "../vm.h"
-#include "cphp.h"
+#include "acpi_cpu_hotplug.h"
 #include "devices.h"
 #include "plugvm_abi.h"
 
@@ -27,7 +27,7 @@
 struct cpu_hotplug {
 	struct vm *vm;
 	pthread_mutex_t lock;
-	struct cphp regs;
+	struct acpi_cpu_hotplug regs;
 	int eject_fd; /* eventfd: ejects wait for the main loop */
 	uint8_t *eject_pending; /* per slot, under lock */
 	struct log_ratelimit rl;
@@ -80,8 +80,8 @@ static void on_ost(void *opaque, unsigned slot, uint32_t event, uint32_t status)
 	qmp_server_event_key(h->vm->qmp, 0, "ACPI_DEVICE_OST", slot, data);
 }
 
-static void cphp_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,
-		    unsigned count, bool is_write)
+static void block_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,
+		     unsigned count, bool is_write)
 {
 	struct cpu_hotplug *h = opaque;
 	unsigned i, b;
@@ -95,9 +95,9 @@ static void cphp_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, u
 		if (is_write) {
 			for (b = 0; b < size && b < 4; b++)
 				v |= (uint32_t)p[b] << (8 * b);
-			cphp_write(&h->regs, (unsigned)offset, size, v);
+			acpi_cpu_hotplug_write(&h->regs, (unsigned)offset, size, v);
 		} else {
-			v = cphp_read(&h->regs, (unsigned)offset, size);
+			v = acpi_cpu_hotplug_read(&h->regs, (unsigned)offset, size);
 			for (b = 0; b < size; b++)
 				p[b] = b < 4 ? (uint8_t)(v >> (8 * b)) : 0;
 		}
@@ -191,9 +191,9 @@ static void start_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, 
 
 int cpu_hotplug_init(struct vm *vm)
 {
-	const struct cphp_ops ops = { NULL, on_raise_gpe, on_eject, on_ost };
+	const struct acpi_cpu_hotplug_ops ops = { NULL, on_raise_gpe, on_eject, on_ost };
 	struct cpu_hotplug *h = calloc(1, sizeof(*h));
-	struct cphp_ops o = ops;
+	struct acpi_cpu_hotplug_ops o = ops;
 	int ret;
 
 	if (!h)
@@ -204,10 +204,10 @@ int cpu_hotplug_init(struct vm *vm)
 	h->eject_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ret = h->eject_pending && h->eject_fd >= 0 ? 0 : -ENOMEM;
 	if (!ret)
-		ret = cphp_init(&h->regs, vm->cfg->max_cpus, vm->cfg->nr_cpus, &o);
+		ret = acpi_cpu_hotplug_init(&h->regs, vm->cfg->max_cpus, vm->cfg->nr_cpus, &o);
 	if (!ret)
-		ret = bus_register(&vm->pio, PLUGVM_PORT_CPUHP, CPHP_LEGACY_LEN, cphp_io, h,
-				   "acpi-cpu-hotplug");
+		ret = bus_register(&vm->pio, PLUGVM_PORT_CPUHP, ACPI_CPU_HOTPLUG_LEGACY_LEN,
+				   block_io, h, "acpi-cpu-hotplug");
 	if (!ret)
 		ret = bus_register(&vm->pio, PLUGVM_PORT_HOTPLUG_REPORT,
 				   PLUGVM_PORT_HOTPLUG_REPORT_LEN, report_io, h, "hotplug-report");
@@ -216,7 +216,7 @@ int cpu_hotplug_init(struct vm *vm)
 				   start_io, h, "direct-start");
 	if (ret) {
 		log_error("cpu-hotplug: %s", strerror(-ret));
-		cphp_exit(&h->regs);
+		acpi_cpu_hotplug_exit(&h->regs);
 		if (h->eject_fd >= 0)
 			close(h->eject_fd);
 		free(h->eject_pending);
@@ -234,7 +234,7 @@ int cpu_hotplug_plug(struct vm *vm, unsigned slot)
 	int ret;
 
 	pthread_mutex_lock(&h->lock);
-	ret = cphp_plug(&h->regs, slot);
+	ret = acpi_cpu_hotplug_plug(&h->regs, slot);
 	pthread_mutex_unlock(&h->lock);
 	return ret;
 }
@@ -245,7 +245,7 @@ int cpu_hotplug_unplug_request(struct vm *vm, unsigned slot)
 	int ret;
 
 	pthread_mutex_lock(&h->lock);
-	ret = cphp_unplug_request(&h->regs, slot);
+	ret = acpi_cpu_hotplug_unplug_request(&h->regs, slot);
 	pthread_mutex_unlock(&h->lock);
 	return ret;
 }
@@ -309,7 +309,7 @@ void cpu_hotplug_exit(struct vm *vm)
 
 	if (!h)
 		return;
-	cphp_exit(&h->regs);
+	acpi_cpu_hotplug_exit(&h->regs);
 	close(h->eject_fd);
 	free(h->eject_pending);
 	pthread_mutex_destroy(&h->lock);

@@ -41,7 +41,7 @@ int cpu_hotplug_init(struct vm *vm);
 void cpu_hotplug_exit(struct vm *vm);
 /*
  * Hot-add `slot` (present, insert event, GPE) / ask the guest to remove it. 0 or the
- * errors of cphp_plug() / cphp_unplug_request().
+ * errors of acpi_cpu_hotplug_plug() / acpi_cpu_hotplug_unplug_request().
  */
 int cpu_hotplug_plug(struct vm *vm, unsigned slot);
 int cpu_hotplug_unplug_request(struct vm *vm, unsigned slot);

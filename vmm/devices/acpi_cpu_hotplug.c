@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* QEMU's ACPI CPU hotplug register block as a state machine (see cphp.h). */
-#include "cphp.h"
+/* QEMU's ACPI CPU hotplug register block as a state machine (see acpi_cpu_hotplug.h). */
+#include "acpi_cpu_hotplug.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-int cphp_init(struct cphp *d, unsigned nr_slots, unsigned nr_present, const struct cphp_ops *ops)
+int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigned nr_present,
+			  const struct acpi_cpu_hotplug_ops *ops)
 {
 	unsigned i;
 
@@ -21,18 +22,18 @@ int cphp_init(struct cphp *d, unsigned nr_slots, unsigned nr_present, const stru
 		d->slots[i].present = true;
 	d->ops = *ops;
 	/* QEMU 7.2's pc starts in legacy mode, except when the bitmap cannot cover the IDs. */
-	d->modern = nr_slots > 8 * CPHP_LEGACY_LEN;
+	d->modern = nr_slots > 8 * ACPI_CPU_HOTPLUG_LEGACY_LEN;
 	return 0;
 }
 
-void cphp_exit(struct cphp *d)
+void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d)
 {
 	free(d->slots);
 	d->slots = NULL;
 	d->nr_slots = 0;
 }
 
-static void raise_gpe(struct cphp *d)
+static void raise_gpe(struct acpi_cpu_hotplug *d)
 {
 	if (d->ops.raise_gpe)
 		d->ops.raise_gpe(d->ops.opaque);
@@ -44,7 +45,7 @@ static uint32_t trunc_size(uint32_t v, unsigned size)
 }
 
 /* Legacy: bit n of the bitmap = APIC ID n present. */
-static uint32_t legacy_read(const struct cphp *d, unsigned offset, unsigned size)
+static uint32_t legacy_read(const struct acpi_cpu_hotplug *d, unsigned offset, unsigned size)
 {
 	uint32_t v = 0;
 	unsigned i, bit;
@@ -53,7 +54,7 @@ static uint32_t legacy_read(const struct cphp *d, unsigned offset, unsigned size
 		unsigned byte = offset + i;
 		uint8_t b = 0;
 
-		if (byte >= CPHP_LEGACY_LEN)
+		if (byte >= ACPI_CPU_HOTPLUG_LEGACY_LEN)
 			break;
 		for (bit = 0; bit < 8; bit++) {
 			unsigned slot = byte * 8 + bit;
@@ -66,9 +67,9 @@ static uint32_t legacy_read(const struct cphp *d, unsigned offset, unsigned size
 	return v;
 }
 
-uint32_t cphp_read(struct cphp *d, unsigned offset, unsigned size)
+uint32_t acpi_cpu_hotplug_read(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size)
 {
-	const struct cphp_slot *s;
+	const struct acpi_cpu_hotplug_slot *s;
 	uint32_t v = 0;
 
 	if (size != 1 && size != 2 && size != 4)
@@ -83,14 +84,14 @@ uint32_t cphp_read(struct cphp *d, unsigned offset, unsigned size)
 		v = 0;
 		break;
 	case 4:
-		v = (s->present ? CPHP_STS_ENABLED : 0) |
-		    (s->present && s->insert ? CPHP_STS_INSERT : 0) |
-		    (s->remove ? CPHP_STS_REMOVE : 0);
+		v = (s->present ? ACPI_CPU_HOTPLUG_STS_ENABLED : 0) |
+		    (s->present && s->insert ? ACPI_CPU_HOTPLUG_STS_INSERT : 0) |
+		    (s->remove ? ACPI_CPU_HOTPLUG_STS_REMOVE : 0);
 		break;
 	case 8:
-		if (d->command == CPHP_CMD_NEXT_EVENT)
+		if (d->command == ACPI_CPU_HOTPLUG_CMD_NEXT_EVENT)
 			v = d->selector;
-		else if (d->command == CPHP_CMD_ARCH_ID)
+		else if (d->command == ACPI_CPU_HOTPLUG_CMD_ARCH_ID)
 			v = d->selector; /* APIC ID == slot */
 		break;
 	default:
@@ -100,13 +101,13 @@ uint32_t cphp_read(struct cphp *d, unsigned offset, unsigned size)
 }
 
 /* From the selector on, with wrap-around: the first slot with a pending event. */
-static void select_next_event(struct cphp *d)
+static void select_next_event(struct acpi_cpu_hotplug *d)
 {
 	unsigned i;
 
 	for (i = 0; i < d->nr_slots; i++) {
 		unsigned slot = (d->selector + i) % d->nr_slots;
-		const struct cphp_slot *s = &d->slots[slot];
+		const struct acpi_cpu_hotplug_slot *s = &d->slots[slot];
 
 		if ((s->present && s->insert) || s->remove) {
 			d->selector = slot;
@@ -115,19 +116,19 @@ static void select_next_event(struct cphp *d)
 	}
 }
 
-static void control(struct cphp *d, uint8_t ctl)
+static void control(struct acpi_cpu_hotplug *d, uint8_t ctl)
 {
-	struct cphp_slot *s = &d->slots[d->selector];
+	struct acpi_cpu_hotplug_slot *s = &d->slots[d->selector];
 
-	if (ctl &
-	    ~(CPHP_CTL_CLEAR_INSERT | CPHP_CTL_CLEAR_REMOVE | CPHP_CTL_EJECT | CPHP_CTL_FW_EJECT))
+	if (ctl & ~(ACPI_CPU_HOTPLUG_CTL_CLEAR_INSERT | ACPI_CPU_HOTPLUG_CTL_CLEAR_REMOVE |
+		    ACPI_CPU_HOTPLUG_CTL_EJECT | ACPI_CPU_HOTPLUG_CTL_FW_EJECT))
 		d->bad_writes++; /* reserved bits: ignored, the rest still acts, as QEMU */
 	/* One action per write, in QEMU's order. */
-	if (ctl & CPHP_CTL_CLEAR_INSERT) {
+	if (ctl & ACPI_CPU_HOTPLUG_CTL_CLEAR_INSERT) {
 		s->insert = false;
-	} else if (ctl & CPHP_CTL_CLEAR_REMOVE) {
+	} else if (ctl & ACPI_CPU_HOTPLUG_CTL_CLEAR_REMOVE) {
 		s->remove = false;
-	} else if (ctl & CPHP_CTL_EJECT) {
+	} else if (ctl & ACPI_CPU_HOTPLUG_CTL_EJECT) {
 		if (!s->present || d->selector == 0) {
 			d->bad_writes++;
 			return;
@@ -138,10 +139,11 @@ static void control(struct cphp *d, uint8_t ctl)
 		if (d->ops.eject)
 			d->ops.eject(d->ops.opaque, d->selector);
 	}
-	/* CPHP_CTL_FW_EJECT: no firmware here to hand the eject to; ignored. */
+	/* ACPI_CPU_HOTPLUG_CTL_FW_EJECT: no firmware here to hand the eject to; ignored. */
 }
 
-void cphp_write(struct cphp *d, unsigned offset, unsigned size, uint32_t value)
+void acpi_cpu_hotplug_write(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size,
+			    uint32_t value)
 {
 	if (size != 1 && size != 2 && size != 4) {
 		d->bad_writes++;
@@ -153,7 +155,7 @@ void cphp_write(struct cphp *d, unsigned offset, unsigned size, uint32_t value)
 		if (offset == 0 && (value & 0xff) == 0) {
 			d->modern = true;
 			d->selector = 0;
-			d->command = CPHP_CMD_NEXT_EVENT;
+			d->command = ACPI_CPU_HOTPLUG_CMD_NEXT_EVENT;
 		} else {
 			d->bad_writes++;
 		}
@@ -172,18 +174,18 @@ void cphp_write(struct cphp *d, unsigned offset, unsigned size, uint32_t value)
 		control(d, (uint8_t)value);
 		break;
 	case 5:
-		if ((value & 0xff) > CPHP_CMD_ARCH_ID) {
+		if ((value & 0xff) > ACPI_CPU_HOTPLUG_CMD_ARCH_ID) {
 			d->bad_writes++;
 			break;
 		}
 		d->command = (uint8_t)value;
-		if (d->command == CPHP_CMD_NEXT_EVENT)
+		if (d->command == ACPI_CPU_HOTPLUG_CMD_NEXT_EVENT)
 			select_next_event(d);
 		break;
 	case 8:
-		if (d->command == CPHP_CMD_OST_EVENT)
+		if (d->command == ACPI_CPU_HOTPLUG_CMD_OST_EVENT)
 			d->ost_event = value;
-		else if (d->command == CPHP_CMD_OST_STATUS && d->ops.ost)
+		else if (d->command == ACPI_CPU_HOTPLUG_CMD_OST_STATUS && d->ops.ost)
 			d->ops.ost(d->ops.opaque, d->selector, d->ost_event, value);
 		break;
 	default:
@@ -192,7 +194,7 @@ void cphp_write(struct cphp *d, unsigned offset, unsigned size, uint32_t value)
 	}
 }
 
-int cphp_plug(struct cphp *d, unsigned slot)
+int acpi_cpu_hotplug_plug(struct acpi_cpu_hotplug *d, unsigned slot)
 {
 	if (slot >= d->nr_slots)
 		return -EINVAL;
@@ -206,7 +208,7 @@ int cphp_plug(struct cphp *d, unsigned slot)
 	return 0;
 }
 
-int cphp_unplug_request(struct cphp *d, unsigned slot)
+int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot)
 {
 	if (slot >= d->nr_slots)
 		return -EINVAL;

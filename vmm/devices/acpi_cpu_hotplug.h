@@ -8,32 +8,32 @@
  * ../shared/specs/hypervisor-interfaces.md section 1. Every guest value is range-checked.
  * Slot numbers are APIC IDs (plugvm's are dense). Not thread-safe: the caller locks.
  */
-#ifndef PLUGVM_VMM_DEVICES_CPHP_H
-#define PLUGVM_VMM_DEVICES_CPHP_H
+#ifndef PLUGVM_VMM_DEVICES_ACPI_CPU_HOTPLUG_H
+#define PLUGVM_VMM_DEVICES_ACPI_CPU_HOTPLUG_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define CPHP_LEGACY_LEN 32 /* bitmap of 256 APIC IDs */
-#define CPHP_MODERN_LEN 12
+#define ACPI_CPU_HOTPLUG_LEGACY_LEN 32 /* bitmap of 256 APIC IDs */
+#define ACPI_CPU_HOTPLUG_MODERN_LEN 12
 
 /* Status byte (offset 4) bits and control byte bits. */
-#define CPHP_STS_ENABLED      0x01
-#define CPHP_STS_INSERT	      0x02
-#define CPHP_STS_REMOVE	      0x04
-#define CPHP_CTL_CLEAR_INSERT 0x02
-#define CPHP_CTL_CLEAR_REMOVE 0x04
-#define CPHP_CTL_EJECT	      0x08
-#define CPHP_CTL_FW_EJECT     0x10
+#define ACPI_CPU_HOTPLUG_STS_ENABLED	  0x01
+#define ACPI_CPU_HOTPLUG_STS_INSERT	  0x02
+#define ACPI_CPU_HOTPLUG_STS_REMOVE	  0x04
+#define ACPI_CPU_HOTPLUG_CTL_CLEAR_INSERT 0x02
+#define ACPI_CPU_HOTPLUG_CTL_CLEAR_REMOVE 0x04
+#define ACPI_CPU_HOTPLUG_CTL_EJECT	  0x08
+#define ACPI_CPU_HOTPLUG_CTL_FW_EJECT	  0x10
 
-enum cphp_cmd {
-	CPHP_CMD_NEXT_EVENT = 0,
-	CPHP_CMD_OST_EVENT = 1,
-	CPHP_CMD_OST_STATUS = 2,
-	CPHP_CMD_ARCH_ID = 3,
+enum acpi_cpu_hotplug_cmd {
+	ACPI_CPU_HOTPLUG_CMD_NEXT_EVENT = 0,
+	ACPI_CPU_HOTPLUG_CMD_OST_EVENT = 1,
+	ACPI_CPU_HOTPLUG_CMD_OST_STATUS = 2,
+	ACPI_CPU_HOTPLUG_CMD_ARCH_ID = 3,
 };
 
-struct cphp_ops {
+struct acpi_cpu_hotplug_ops {
 	void *opaque;
 	/* Latch the CPU-hotplug GPE (bit 2) and update the SCI. */
 	void (*raise_gpe)(void *opaque);
@@ -43,43 +43,45 @@ struct cphp_ops {
 	void (*ost)(void *opaque, unsigned slot, uint32_t event, uint32_t status);
 };
 
-struct cphp_slot {
+struct acpi_cpu_hotplug_slot {
 	bool present;
 	bool insert; /* insert event pending */
 	bool remove; /* remove (unplug request) event pending */
 };
 
-struct cphp {
+struct acpi_cpu_hotplug {
 	unsigned nr_slots; /* maxcpus */
-	struct cphp_slot *slots;
+	struct acpi_cpu_hotplug_slot *slots;
 	bool modern;
 	uint32_t selector;
 	uint8_t command;
 	uint32_t ost_event;
-	struct cphp_ops ops;
+	struct acpi_cpu_hotplug_ops ops;
 	/* Counters of guest writes that were out of range or malformed (ignored). */
 	uint64_t bad_writes;
 };
 
 /* `nr_slots` possible CPUs, the first `nr_present` present. Returns 0 or -ENOMEM/-EINVAL. */
-int cphp_init(struct cphp *d, unsigned nr_slots, unsigned nr_present, const struct cphp_ops *ops);
-void cphp_exit(struct cphp *d);
+int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigned nr_present,
+			  const struct acpi_cpu_hotplug_ops *ops);
+void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d);
 
 /* A guest access of `size` bytes (1, 2 or 4) at `offset` in the block. */
-uint32_t cphp_read(struct cphp *d, unsigned offset, unsigned size);
-void cphp_write(struct cphp *d, unsigned offset, unsigned size, uint32_t value);
+uint32_t acpi_cpu_hotplug_read(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size);
+void acpi_cpu_hotplug_write(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size,
+			    uint32_t value);
 
 /*
  * Hot-add: `slot` becomes present, with an insert event in modern mode (legacy mode only
  * sets its bitmap bit, as QEMU), and the GPE is raised. -EINVAL: no such slot; -EEXIST:
  * present already.
  */
-int cphp_plug(struct cphp *d, unsigned slot);
+int acpi_cpu_hotplug_plug(struct acpi_cpu_hotplug *d, unsigned slot);
 
 /*
  * Unplug request: a remove event for `slot` and the GPE. -EINVAL: no such slot; -ENODEV:
  * absent; -EPERM: the boot CPU; -EOPNOTSUPP: legacy mode (the guest has not switched).
  */
-int cphp_unplug_request(struct cphp *d, unsigned slot);
+int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot);
 
 #endif
