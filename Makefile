@@ -23,7 +23,7 @@ endif
 VMM_SRCS := vmm/main.c vmm/config.c vmm/log.c vmm/kvm.c vmm/mem.c vmm/vcpu.c vmm/bus.c \
 	vmm/loader.c vmm/vm.c vmm/x86/acpi.c vmm/x86/e820.c vmm/x86/cpuid.c vmm/x86/regs.c \
 	vmm/devices/uart16550.c vmm/devices/debug_exit.c vmm/devices/acpi_pm.c \
-	vmm/devices/acpi_cpu_hotplug.c vmm/devices/cpu_hotplug.c vmm/qmp.c vmm/control.c \
+	vmm/devices/acpi_cpu_hotplug.c vmm/devices/direct_start.c vmm/devices/hotplug_report.c vmm/cpus.c vmm/qmp.c vmm/control.c \
 	vmm/devices/virtio_mmio.c vmm/devices/virtio_console.c vmm/agent.c vmm/agent_frame.c vmm/control_agent.c \
 	vmm/chaos.c vmm/console.c
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
@@ -117,7 +117,11 @@ guest-rt: $(GUEST_PREFIX)/rt/guest.elf
 
 # ---- unit tests (cmocka, host) ---------------------------------------------------------
 # A fragment declares: UNIT_TESTS += test_foo; UNIT_test_foo_SRCS := the module sources.
+# VMM tests add $(UNIT_VMM_STUBS) (weak stand-ins for the modules they do not link) and, to
+# talk to a QMP server, $(UNIT_QMP_CLIENT).
 UNIT_TESTS :=
+UNIT_VMM_STUBS := tests/unit/vmm_shim/stubs.c
+UNIT_QMP_CLIENT := tests/unit/vmm_shim/qmp_client.c
 include $(sort $(wildcard tests/unit/*.mk))
 UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -DPLUGVM_HOST_TEST -Itests/unit/shim -Iguest -Icommon -I.
@@ -127,7 +131,7 @@ UNIT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 UNIT_LDFLAGS += -fsanitize=address,undefined
 endif
 UNIT_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/drivers/*.h guest/apps/*.h \
-	vmm/*.h vmm/*/*.h tests/unit/shim/*.h tests/unit/*.h)
+	vmm/*.h vmm/*/*.h tests/unit/shim/*.h tests/unit/vmm_shim/*.h tests/unit/*.h)
 
 define unit_rule
 $(B)/tests/unit/$(1): tests/unit/$(1).c $$(UNIT_$(1)_SRCS) tests/unit/shim/arch_shim.c $$(UNIT_HEADERS)

@@ -21,12 +21,12 @@
 #include "chaos.h"
 #include "console.h"
 #include "control.h"
+#include "cpus.h"
 #include "devices/devices.h"
 #include "exitcode.h"
 #include "loader.h"
 #include "log.h"
 #include "plugvm_abi.h"
-#include "qmp.h"
 #include "vcpu.h"
 #include "x86/acpi.h"
 #include "x86/boot.h"
@@ -106,14 +106,13 @@ static int create_devices(struct vm *vm)
 {
 	vm->console = console_create(STDOUT_FILENO);
 	if (!vm->console || uart_init(vm) || debug_exit_init(vm) || acpi_pm_init(vm) ||
-	    cpu_hotplug_init(vm) || virtio_devices_init(vm) || agent_init(vm))
+	    cpus_create(vm) || virtio_devices_init(vm) || agent_init(vm))
 		return PLUGVM_EXIT_SETUP;
 	return 0;
 }
 
 int vm_create(struct vm *vm, const struct vm_config *cfg)
 {
-	unsigned i;
 	int ret;
 
 	memset(vm, 0, sizeof(*vm));
@@ -126,16 +125,6 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	if (vm->stop_fd < 0) {
 		log_error("eventfd: %s", strerror(errno));
 		return PLUGVM_EXIT_SETUP;
-	}
-	vm->vcpus = calloc(cfg->max_cpus, sizeof(*vm->vcpus));
-	if (!vm->vcpus) {
-		log_error("out of memory");
-		return PLUGVM_EXIT_SETUP;
-	}
-	for (i = 0; i < cfg->max_cpus; i++) {
-		vm->vcpus[i].vm = vm;
-		vm->vcpus[i].id = (int)i;
-		vm->vcpus[i].fd = -1;
 	}
 
 	if (kvm_open(&vm->kvm, "/dev/kvm"))
@@ -169,11 +158,8 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	ret = load_guest(vm);
 	if (ret)
 		return ret;
-	if (vcpu_init_signals())
+	if (vcpu_init_signals() || cpus_create_boot(vm->cpus))
 		return PLUGVM_EXIT_SETUP;
-	for (i = 0; i < cfg->nr_cpus; i++)
-		if (vcpu_create(vm, (int)i, i == 0))
-			return PLUGVM_EXIT_SETUP;
 	return 0;
 }
 
@@ -195,6 +181,12 @@ static bool read_stdin(struct vm *vm)
 	return true;
 }
 
+/* The earlier of two timeouts in ms, -1 meaning none. */
+static int earliest(int a, int b)
+{
+	return a < 0 || (b >= 0 && b < a) ? b : a;
+}
+
 static int event_loop(struct vm *vm, int sig_fd)
 {
 	struct epoll_event ev, events[8];
@@ -211,14 +203,13 @@ static int event_loop(struct vm *vm, int sig_fd)
 	epoll_ctl(ep, EPOLL_CTL_ADD, vm->stop_fd, &ev);
 	ev.data.fd = sig_fd;
 	epoll_ctl(ep, EPOLL_CTL_ADD, sig_fd, &ev);
-	if (vm->qmp) {
-		ev.data.fd = qmp_server_fd(vm->qmp);
+	if (control_fd(vm) >= 0) {
+		ev.data.fd = control_fd(vm);
 		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	}
-	if (cpu_hotplug_eject_fd(vm) >= 0) {
-		ev.data.fd = cpu_hotplug_eject_fd(vm);
-		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
-	}
+	/* Ejects and refused removals: cpus_process() below, each time round. */
+	ev.data.fd = cpus_wake_fd(vm->cpus);
+	epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	if (agent_fd(vm) >= 0) {
 		ev.data.fd = agent_fd(vm);
 		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
@@ -228,12 +219,15 @@ static int event_loop(struct vm *vm, int sig_fd)
 	watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) == 0;
 
 	while (!vm_stopping(vm)) {
-		int t1 = control_next_timeout_ms(vm), t2 = agent_next_timeout_ms(vm);
+		int timeout =
+		    earliest(earliest(control_next_timeout_ms(vm), agent_next_timeout_ms(vm)),
+			     cpus_next_timeout_ms(vm->cpus));
 
-		n = epoll_wait(ep, events, 8, t1 < 0 || (t2 >= 0 && t2 < t1) ? t2 : t1);
+		n = epoll_wait(ep, events, 8, timeout);
 		if (n < 0 && errno == EINTR)
 			continue;
-		control_check_timeouts(vm);
+		control_tick(vm);
+		cpus_process(vm->cpus);
 		/* Guest agent messages and request deadlines (its fd only wakes the wait). */
 		agent_process(vm);
 		if (n < 0 && errno == EINTR)
@@ -254,10 +248,8 @@ static int event_loop(struct vm *vm, int sig_fd)
 					vm_request_stop(vm, PLUGVM_EXIT_SIGNAL_BASE +
 								(int)si.ssi_signo);
 				}
-			} else if (fd == cpu_hotplug_eject_fd(vm)) {
-				cpu_hotplug_process_ejects(vm);
-			} else if (vm->qmp && fd == qmp_server_fd(vm->qmp)) {
-				qmp_server_dispatch(vm->qmp);
+			} else if (fd == control_fd(vm)) {
+				control_dispatch(vm);
 			} else if (fd == STDIN_FILENO && watch_stdin) {
 				if (!read_stdin(vm)) {
 					epoll_ctl(ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
@@ -270,27 +262,9 @@ static int event_loop(struct vm *vm, int sig_fd)
 	return 0;
 }
 
-int vm_start_vcpus(struct vm *vm)
-{
-	unsigned i;
-
-	if (vm->started)
-		return 0;
-	vm->started = true;
-	for (i = 0; i < vm->cfg->nr_cpus; i++) {
-		if (vcpu_start(&vm->vcpus[i])) {
-			vm_request_stop(vm, PLUGVM_EXIT_SETUP);
-			return -1;
-		}
-	}
-	vm->boot_vcpus_started = true;
-	return 0;
-}
-
 int vm_run(struct vm *vm)
 {
 	sigset_t mask;
-	unsigned i;
 	int sig_fd, status;
 
 	sigemptyset(&mask);
@@ -310,15 +284,12 @@ int vm_run(struct vm *vm)
 		close(sig_fd);
 		return PLUGVM_EXIT_SETUP;
 	}
-	if (!vm->cfg->start_paused || !vm->qmp)
-		vm_start_vcpus(vm);
+	/* -S waits for QMP `cont`; without a control socket nothing could send it. */
+	if (!vm->cfg->start_paused || control_fd(vm) < 0)
+		cpus_start_boot(vm->cpus);
 	event_loop(vm, sig_fd);
 
-	/* Kick every vCPU first, then join: the exits overlap. */
-	for (i = 0; i < vm->cfg->max_cpus; i++)
-		vcpu_kick_stop(&vm->vcpus[i]);
-	for (i = 0; i < vm->cfg->max_cpus; i++)
-		vcpu_stop_and_join(&vm->vcpus[i]);
+	cpus_stop_all(vm->cpus);
 	close(sig_fd);
 	chaos_stop(vm->chaos);
 	chaos_report(vm->chaos);
@@ -330,33 +301,21 @@ int vm_run(struct vm *vm)
 	control_stop(vm, status);
 	/* SIGQUIT asks for a post-mortem of a hung guest, like a core dump would give. */
 	if (status == PLUGVM_EXIT_SIGNAL_BASE + SIGQUIT)
-		for (i = 0; i < vm->cfg->max_cpus; i++)
-			if (vm->vcpus[i].fd >= 0)
-				vcpu_dump(&vm->vcpus[i], NULL, 0);
+		cpus_dump(vm->cpus);
 	return status;
 }
 
 void vm_destroy(struct vm *vm)
 {
-	unsigned i;
-
 	control_free(vm);
-	if (vm->vcpus) {
-		for (i = 0; i < vm->cfg->max_cpus; i++) {
-			vcpu_stop_and_join(&vm->vcpus[i]);
-			if (vm->vcpus[i].fd >= 0)
-				vcpu_destroy(&vm->vcpus[i]);
-		}
-		free(vm->vcpus);
-		vm->vcpus = NULL;
-	}
+	cpus_destroy(vm->cpus); /* the vCPUs, then the CPU hotplug devices */
+	vm->cpus = NULL;
 	/* Only the main thread is left: nothing else can be inside chaos_irq_line(). */
 	vm->kvm.chaos = NULL;
 	chaos_destroy(vm->chaos);
 	vm->chaos = NULL;
 	agent_exit(vm);
 	virtio_devices_exit(vm);
-	cpu_hotplug_exit(vm);
 	acpi_pm_exit(vm);
 	uart_exit(vm);
 	console_destroy(vm->console); /* after the devices: the guest's last words go out */

@@ -18,11 +18,10 @@
 #include "mem.h"
 #include "x86/cpu.h"
 
-struct vcpu;
+struct cpus;
 struct qmp_server;
 struct uart;
 struct acpi_pm;
-struct cpu_hotplug;
 struct virtio_devices;
 struct agent;
 struct control_agent;
@@ -39,22 +38,16 @@ struct vm {
 	uint32_t entry; /* PVH entry */
 	gpa_t start_info;
 
-	struct vcpu *vcpus; /* cfg->max_cpus slots, index == APIC ID */
+	struct cpus *cpus; /* every possible vCPU and its life (cpus.h) */
 
 	struct console *console; /* the guest console's output (stdout) */
 	struct uart *uart;
 	struct acpi_pm *pm;
-	struct cpu_hotplug *cpuhp; /* ACPI CPU hotplug block */
 	struct virtio_devices *virtio; /* NULL with --virtio off */
 	struct agent *agent; /* the host end of the agent channel (agent.h) */
 	struct control_agent *ctl_agent; /* control_agent.c's state (main thread) */
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
-	char **cpu_ids; /* per slot: the QMP id of a hot-added CPU, or NULL (main thread) */
-	_Atomic uint64_t *unplug_deadline; /* per slot: CLOCK_MONOTONIC ns, 0 = no request */
-	_Atomic uint64_t *request_ns; /* per slot: when device_add/del asked, 0 = none */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
-	bool started; /* the boot vCPUs run (false until `cont` with -S); main thread */
-	bool boot_vcpus_started; /* set after them: a later vcpu_start() is a hot-add */
 	struct chaos *chaos; /* --chaos, else NULL */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
@@ -81,9 +74,6 @@ void vm_destroy(struct vm *vm);
  * request wins; later ones are ignored. Callable from any thread, async-signal-unsafe.
  */
 void vm_request_stop(struct vm *vm, int status);
-
-/* Start the boot vCPUs (once). Returns 0, or -1 after requesting a stop. Main thread. */
-int vm_start_vcpus(struct vm *vm);
 
 /* True once a stop was requested (vCPU loops poll this after each kick). */
 bool vm_stopping(struct vm *vm);

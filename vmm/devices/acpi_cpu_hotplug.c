@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* QEMU's ACPI CPU hotplug register block as a state machine (see acpi_cpu_hotplug.h). */
+/*
+ * QEMU's ACPI CPU hotplug register block as a state machine (see acpi_cpu_hotplug.h), and
+ * its place on the I/O bus. Static functions run with d->lock held.
+ */
 #include "acpi_cpu_hotplug.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../bus.h"
+#include "plugvm_abi.h"
 
 int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigned nr_present,
 			  const struct acpi_cpu_hotplug_ops *ops)
@@ -23,14 +29,18 @@ int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigne
 	d->ops = *ops;
 	/* QEMU 7.2's pc starts in legacy mode, except when the bitmap cannot cover the IDs. */
 	d->modern = nr_slots > 8 * ACPI_CPU_HOTPLUG_LEGACY_LEN;
+	pthread_mutex_init(&d->lock, NULL);
 	return 0;
 }
 
 void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d)
 {
+	if (!d->slots)
+		return;
 	free(d->slots);
 	d->slots = NULL;
 	d->nr_slots = 0;
+	pthread_mutex_destroy(&d->lock);
 }
 
 static void raise_gpe(struct acpi_cpu_hotplug *d)
@@ -67,7 +77,7 @@ static uint32_t legacy_read(const struct acpi_cpu_hotplug *d, unsigned offset, u
 	return v;
 }
 
-uint32_t acpi_cpu_hotplug_read(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size)
+static uint32_t block_read(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size)
 {
 	const struct acpi_cpu_hotplug_slot *s;
 	uint32_t v = 0;
@@ -142,8 +152,7 @@ static void control(struct acpi_cpu_hotplug *d, uint8_t ctl)
 	/* ACPI_CPU_HOTPLUG_CTL_FW_EJECT: no firmware here to hand the eject to; ignored. */
 }
 
-void acpi_cpu_hotplug_write(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size,
-			    uint32_t value)
+static void block_write(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size, uint32_t value)
 {
 	if (size != 1 && size != 2 && size != 4) {
 		d->bad_writes++;
@@ -194,7 +203,57 @@ void acpi_cpu_hotplug_write(struct acpi_cpu_hotplug *d, unsigned offset, unsigne
 	}
 }
 
-int acpi_cpu_hotplug_plug(struct acpi_cpu_hotplug *d, unsigned slot)
+uint32_t acpi_cpu_hotplug_read(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size)
+{
+	uint32_t v;
+
+	pthread_mutex_lock(&d->lock);
+	v = block_read(d, offset, size);
+	pthread_mutex_unlock(&d->lock);
+	return v;
+}
+
+void acpi_cpu_hotplug_write(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size,
+			    uint32_t value)
+{
+	pthread_mutex_lock(&d->lock);
+	block_write(d, offset, size, value);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/* The bus handler: string I/O is `count` accesses, one lock hold. */
+static void block_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,
+		     unsigned count, bool is_write)
+{
+	struct acpi_cpu_hotplug *d = opaque;
+	unsigned i, b;
+
+	(void)vcpu_id;
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < count; i++) {
+		uint8_t *p = data + (size_t)i * size;
+		uint32_t v = 0;
+
+		if (is_write) {
+			for (b = 0; b < size && b < 4; b++)
+				v |= (uint32_t)p[b] << (8 * b);
+			block_write(d, (unsigned)offset, size, v);
+		} else {
+			v = block_read(d, (unsigned)offset, size);
+			for (b = 0; b < size; b++)
+				p[b] = b < 4 ? (uint8_t)(v >> (8 * b)) : 0;
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio)
+{
+	return bus_register(pio, PLUGVM_PORT_CPUHP, ACPI_CPU_HOTPLUG_LEGACY_LEN, block_io, d,
+			    "acpi-cpu-hotplug");
+}
+
+static int block_plug(struct acpi_cpu_hotplug *d, unsigned slot)
 {
 	if (slot >= d->nr_slots)
 		return -EINVAL;
@@ -208,7 +267,7 @@ int acpi_cpu_hotplug_plug(struct acpi_cpu_hotplug *d, unsigned slot)
 	return 0;
 }
 
-int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot)
+static int block_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot)
 {
 	if (slot >= d->nr_slots)
 		return -EINVAL;
@@ -221,4 +280,34 @@ int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot)
 	d->slots[slot].remove = true;
 	raise_gpe(d);
 	return 0;
+}
+
+int acpi_cpu_hotplug_plug(struct acpi_cpu_hotplug *d, unsigned slot)
+{
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	ret = block_plug(d, slot);
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot)
+{
+	int ret;
+
+	pthread_mutex_lock(&d->lock);
+	ret = block_unplug_request(d, slot);
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}
+
+bool acpi_cpu_hotplug_present(struct acpi_cpu_hotplug *d, unsigned slot)
+{
+	bool present;
+
+	pthread_mutex_lock(&d->lock);
+	present = slot < d->nr_slots && d->slots[slot].present;
+	pthread_mutex_unlock(&d->lock);
+	return present;
 }

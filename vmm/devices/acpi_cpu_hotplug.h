@@ -6,16 +6,22 @@
  * selector, status flags, control actions, commands (next CPU with an event, OST event,
  * OST status, arch ID) and command data. Semantics follow hw/acpi/cpu.c of QEMU 7.2; see
  * ../shared/specs/hypervisor-interfaces.md section 1. Every guest value is range-checked.
- * Slot numbers are APIC IDs (plugvm's are dense). Not thread-safe: the caller locks.
+ * Slot numbers are APIC IDs (plugvm's are dense). A pure device: what the guest does
+ * reaches its owner (cpus.c) only through the callbacks in acpi_cpu_hotplug_ops.
+ * Locking: every function takes the block's lock; the callbacks run under it.
  */
 #ifndef PLUGVM_VMM_DEVICES_ACPI_CPU_HOTPLUG_H
 #define PLUGVM_VMM_DEVICES_ACPI_CPU_HOTPLUG_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+struct bus;
+
 #define ACPI_CPU_HOTPLUG_LEGACY_LEN 32 /* bitmap of 256 APIC IDs */
 #define ACPI_CPU_HOTPLUG_MODERN_LEN 12
+#define ACPI_CPU_HOTPLUG_GPE_BIT    2 /* its event in GPE0, as QEMU's pc wires it */
 
 /* Status byte (offset 4) bits and control byte bits. */
 #define ACPI_CPU_HOTPLUG_STS_ENABLED	  0x01
@@ -33,6 +39,11 @@ enum acpi_cpu_hotplug_cmd {
 	ACPI_CPU_HOTPLUG_CMD_ARCH_ID = 3,
 };
 
+/*
+ * What the block tells its owner. Each runs on the thread that made the block act (a vCPU
+ * thread for the guest's writes), with the block's lock held: it must not call back into
+ * the block, nor take a lock held around a call into it.
+ */
 struct acpi_cpu_hotplug_ops {
 	void *opaque;
 	/* Latch the CPU-hotplug GPE (bit 2) and update the SCI. */
@@ -50,6 +61,7 @@ struct acpi_cpu_hotplug_slot {
 };
 
 struct acpi_cpu_hotplug {
+	pthread_mutex_t lock; /* guards everything below but nr_slots and ops */
 	unsigned nr_slots; /* maxcpus */
 	struct acpi_cpu_hotplug_slot *slots;
 	bool modern;
@@ -65,6 +77,9 @@ struct acpi_cpu_hotplug {
 int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigned nr_present,
 			  const struct acpi_cpu_hotplug_ops *ops);
 void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d);
+
+/* Put the block on the I/O bus at PLUGVM_PORT_CPUHP. Before vCPUs run. Returns 0 or -errno. */
+int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio);
 
 /* A guest access of `size` bytes (1, 2 or 4) at `offset` in the block. */
 uint32_t acpi_cpu_hotplug_read(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size);
@@ -83,5 +98,8 @@ int acpi_cpu_hotplug_plug(struct acpi_cpu_hotplug *d, unsigned slot);
  * absent; -EPERM: the boot CPU; -EOPNOTSUPP: legacy mode (the guest has not switched).
  */
 int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot);
+
+/* Whether the block shows `slot` present (false for no such slot). */
+bool acpi_cpu_hotplug_present(struct acpi_cpu_hotplug *d, unsigned slot);
 
 #endif

@@ -2,6 +2,8 @@
 /*
  * The emulated platform devices, one file each, each with an init/exit pair that
  * registers its ranges on the VM's buses. Everything a guest writes is range-checked.
+ * The CPU hotplug devices (acpi_cpu_hotplug.h, direct_start.h, hotplug_report.h) have
+ * their own headers: cpus.c owns them.
  */
 #ifndef PLUGVM_VMM_DEVICES_H
 #define PLUGVM_VMM_DEVICES_H
@@ -31,29 +33,6 @@ void acpi_pm_exit(struct vm *vm);
 void acpi_pm_raise_gpe(struct vm *vm, unsigned bit);
 /* Press the power button (PM1 PWRBTN_STS) and update the SCI. Thread-safe. */
 void acpi_pm_power_button(struct vm *vm);
-
-/*
- * QEMU's ACPI CPU hotplug block at 0xAF00 (legacy bitmap, then the modern block) for
- * cfg->max_cpus slots, the first nr_cpus present; its GPE is bit 2 of GPE0. Needs the PM
- * device (acpi_pm_init) first.
- */
-int cpu_hotplug_init(struct vm *vm);
-void cpu_hotplug_exit(struct vm *vm);
-/*
- * Hot-add `slot` (present, insert event, GPE) / ask the guest to remove it. 0 or the
- * errors of acpi_cpu_hotplug_plug() / acpi_cpu_hotplug_unplug_request().
- */
-int cpu_hotplug_plug(struct vm *vm, unsigned slot);
-int cpu_hotplug_unplug_request(struct vm *vm, unsigned slot);
-/* Whether the block shows `slot` present. */
-bool cpu_hotplug_present(struct vm *vm, unsigned slot);
-/*
- * Readable when the guest ejected a CPU or refused a removal: the main loop calls
- * cpu_hotplug_process_ejects() (and control_check_timeouts(), which reports the refusal).
- */
-int cpu_hotplug_eject_fd(const struct vm *vm);
-/* Park every vCPU the guest ejected (thread ended, fd kept) and emit DEVICE_DELETED. */
-void cpu_hotplug_process_ejects(struct vm *vm);
 
 /*
  * virtio-mmio devices (common/plugvm_virtio.h): the virtio console (slot 0) and the agent

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for the life of a vCPU thread (vmm/vcpu.c) against a paravirt direct start
- * from a hostile guest (issue 17 A.6): the guest asks, through port 0xaf24, to start a vCPU
- * that it is ejecting at the same moment. KVM is played by the test (ioctl() is wrapped:
- * a vCPU fd is /dev/zero, KVM_RUN waits for a kick), and so are the moments threads meet
- * (pthread_kill() and pthread_join() are wrapped), so each interleaving is replayed
- * exactly, not hoped for. The guest's writes go through the real I/O bus and devices.
+ * Unit tests for the vCPU lifecycle (vmm/cpus.c with vmm/vcpu.c and the CPU hotplug
+ * devices on the real I/O bus): adds, removals, ejects, the guest's _OST and reports, and
+ * a hostile guest's direct start (issue 17 A.6) racing the eject of the vCPU it names.
+ * KVM is played by the test (ioctl() and mmap() are wrapped: a vCPU fd is /dev/zero,
+ * KVM_RUN waits for a kick), and so are the moments threads meet (pthread_kill(),
+ * pthread_join() and pthread_create() are wrapped), so each interleaving is replayed
+ * exactly, not hoped for. The guest's writes go through the bus as a vCPU's exits would.
  */
 #include "tests/unit/unit.h"
 
@@ -14,91 +15,27 @@
 #include <linux/kvm.h>
 #include <pthread.h>
 #include <semaphore.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
 
+#include "vmm/cpus.h"
 #include "vmm/devices/acpi_cpu_hotplug.h"
-#include "vmm/devices/devices.h"
-#include "vmm/qmp.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "plugvm_abi.h"
 
 #define MAX_CPUS 4
 #define CTX_GPA	 0x10000 /* the guest's start context */
+#define RPT_GPA	 0x11000 /* the guest's hotplug report */
 #define CODE_GPA 0x20000 /* entry, stack and page tables: RAM is all the checks look at */
 
 static struct vm_config cfg = { .nr_cpus = 2, .max_cpus = MAX_CPUS };
 static struct vm vm;
+static bool stopping; /* what vm_stopping() says */
 
-/* ---- stubs: the PM device, the control socket, chaos, the VM's stop -------------------- */
-
-void acpi_pm_raise_gpe(struct vm *v, unsigned bit)
-{
-	(void)v;
-	(void)bit;
-}
-
-bool control_unplug_failed(struct vm *v, unsigned slot)
-{
-	(void)v;
-	(void)slot;
-	return false;
-}
-
-void control_cpu_report(struct vm *v, unsigned slot, bool online, int32_t result, uint64_t guest_ns)
-{
-	(void)v;
-	(void)slot;
-	(void)online;
-	(void)result;
-	(void)guest_ns;
-}
-
-void control_cpu_path(const struct vm *v, unsigned slot, char *buf, size_t len)
-{
-	(void)v;
-	snprintf(buf, len, "/machine/unattached/device[%u]", slot);
-}
-
-void control_cpu_gone(struct vm *v, unsigned slot)
-{
-	(void)v;
-	(void)slot;
-}
-
-void qmp_server_event(struct qmp_server *s, const char *name, struct json_object *data)
-{
-	(void)s;
-	(void)name;
-	(void)data;
-}
-
-void qmp_server_event_key(struct qmp_server *s, uint32_t mask, const char *name, uint32_t key,
-			  struct json_object *data)
-{
-	(void)s;
-	(void)mask;
-	(void)name;
-	(void)key;
-	(void)data;
-}
-
-void chaos_vcpu_stall(struct chaos *c, unsigned id, const atomic_bool *stop)
-{
-	(void)c;
-	(void)id;
-	(void)stop;
-}
-
-void chaos_vcpu_start(struct chaos *c, unsigned id, const atomic_bool *stop)
-{
-	(void)c;
-	(void)id;
-	(void)stop;
-}
+/* ---- the VM's stop (the PM device and --chaos are the shim's stubs) -------------------- */
 
 void vm_request_stop(struct vm *v, int status)
 {
@@ -109,13 +46,15 @@ void vm_request_stop(struct vm *v, int status)
 bool vm_stopping(struct vm *v)
 {
 	(void)v;
-	return false;
+	return stopping;
 }
 
 /* ---- KVM, played by the test ------------------------------------------------------------ */
 
 int __real_ioctl(int fd, unsigned long req, ...);
 int __wrap_ioctl(int fd, unsigned long req, ...);
+void *__real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int __real_pthread_kill(pthread_t t, int sig);
 int __wrap_pthread_kill(pthread_t t, int sig);
 int __real_pthread_join(pthread_t t, void **ret);
@@ -124,6 +63,9 @@ int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(voi
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
 
 static struct {
+	int fd[MAX_CPUS]; /* each vCPU's fd (-1: none) and its kvm_run */
+	struct kvm_run *run[MAX_CPUS];
+	atomic_uint created; /* KVM_CREATE_VCPU calls */
 	atomic_uint runs[MAX_CPUS]; /* KVM_RUN entries per vCPU */
 	atomic_uint runnable[MAX_CPUS]; /* KVM_SET_MP_STATE RUNNABLE: a direct start applied */
 } kvm;
@@ -132,8 +74,8 @@ static int vcpu_of_fd(int fd)
 {
 	unsigned i;
 
-	for (i = 0; i < MAX_CPUS; i++)
-		if (vm.vcpus[i].fd == fd)
+	for (i = 0; fd >= 0 && i < MAX_CPUS; i++)
+		if (kvm.fd[i] == fd)
 			return (int)i;
 	return -1;
 }
@@ -149,15 +91,19 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	switch (req) {
 	case KVM_CREATE_VCPU:
-		return open("/dev/zero", O_RDWR | O_CLOEXEC); /* mmap()s like a kvm_run */
+		id = (int)(uintptr_t)arg;
+		assert_true(id >= 0 && id < MAX_CPUS);
+		kvm.fd[id] = open("/dev/zero", O_RDWR | O_CLOEXEC); /* mmap()s like a kvm_run */
+		atomic_fetch_add(&kvm.created, 1);
+		return kvm.fd[id];
 	case KVM_GET_TSC_KHZ:
 		return 1000000;
 	case KVM_RUN:
 		id = vcpu_of_fd(fd);
 		assert_true(id >= 0);
 		atomic_fetch_add(&kvm.runs[id], 1);
-		/* Wait for a kick, as a vCPU waiting for INIT/SIPI does. */
-		while (!vm.vcpus[id].run->immediate_exit)
+		/* Wait for a kick (SIGUSR1 sets immediate_exit), as a vCPU waiting for SIPI. */
+		while (!kvm.run[id]->immediate_exit)
 			nanosleep(&(struct timespec){ 0, 100000 }, NULL);
 		errno = EINTR;
 		return -1;
@@ -179,6 +125,16 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	default:
 		return __real_ioctl(fd, req, arg);
 	}
+}
+
+void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p = __real_mmap(addr, len, prot, flags, fd, off);
+	int id = vcpu_of_fd(fd);
+
+	if (id >= 0 && p != MAP_FAILED)
+		kvm.run[id] = p;
+	return p;
 }
 
 /* ---- where threads meet ------------------------------------------------------------------ */
@@ -246,55 +202,6 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(voi
 	return err;
 }
 
-/* ---- the guest's side ---------------------------------------------------------------- */
-
-static void out32(uint16_t port, uint32_t v, unsigned size)
-{
-	uint8_t data[4];
-
-	memcpy(data, &v, sizeof(data));
-	bus_dispatch(&vm.pio, 0, port, data, size, 1, true);
-}
-
-/* The guest's ACPI driver ejects `slot` (modern block: select it, write EJECT). */
-static void guest_eject(unsigned slot)
-{
-	out32(PLUGVM_PORT_CPUHP, 0, 1); /* legacy -> modern (once; later a selector write) */
-	out32(PLUGVM_PORT_CPUHP, slot, 4);
-	out32(PLUGVM_PORT_CPUHP + 4, ACPI_CPU_HOTPLUG_CTL_EJECT, 1);
-}
-
-static struct plugvm_start_ctx *start_ctx(void)
-{
-	return mem_gpa_ptr(&vm.mem, CTX_GPA, sizeof(struct plugvm_start_ctx));
-}
-
-/* The guest's direct start of `apic_id` (port 0xaf24); returns the status plugvm wrote. */
-static uint32_t guest_direct_start(unsigned apic_id)
-{
-	struct plugvm_start_ctx *ctx = start_ctx();
-
-	memset(ctx, 0, sizeof(*ctx));
-	ctx->apic_id = apic_id;
-	ctx->entry = CODE_GPA;
-	ctx->stack = CODE_GPA + 0x1000;
-	ctx->cr3 = CODE_GPA + 0x1000;
-	ctx->status = 0xffffffffu;
-	out32(PLUGVM_PORT_DIRECT_START, CTX_GPA, 4);
-	return ctx->status;
-}
-
-/* The guest's other vCPU, running a direct start while the test holds a thread somewhere. */
-static atomic_uint guest_done;
-static atomic_uint guest_status;
-
-static void *guest_vcpu0(void *arg)
-{
-	atomic_store(&guest_status, guest_direct_start((unsigned)(uintptr_t)arg));
-	atomic_store(&guest_done, 1);
-	return NULL;
-}
-
 /* True once *v >= n, waiting at most `ms`. */
 static bool wait_until(atomic_uint *v, unsigned n, unsigned ms)
 {
@@ -320,6 +227,118 @@ static bool sem_wait_ms(sem_t *s, unsigned ms)
 	return true;
 }
 
+/* ---- what cpus tells the control socket ---------------------------------------------- */
+
+static struct {
+	pthread_mutex_t lock;
+	unsigned nr;
+	struct cpus_event ev[64];
+	char id[64][16];
+} events = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void on_event(void *opaque, const struct cpus_event *e)
+{
+	(void)opaque;
+	pthread_mutex_lock(&events.lock);
+	if (events.nr < 64) {
+		events.ev[events.nr] = *e;
+		snprintf(events.id[events.nr], sizeof(events.id[0]), "%s", e->id ? e->id : "");
+		events.nr++;
+	}
+	pthread_mutex_unlock(&events.lock);
+}
+
+/* How many events of `type` so far; the last one's index in *last. */
+static unsigned nr_events(enum cpus_event_type type, unsigned *last)
+{
+	unsigned i, n = 0;
+
+	pthread_mutex_lock(&events.lock);
+	for (i = 0; i < events.nr; i++) {
+		if (events.ev[i].type == type) {
+			n++;
+			if (last)
+				*last = i;
+		}
+	}
+	pthread_mutex_unlock(&events.lock);
+	return n;
+}
+
+/* ---- the guest's side ---------------------------------------------------------------- */
+
+static void out32(uint16_t port, uint32_t v, unsigned size)
+{
+	uint8_t data[4];
+
+	memcpy(data, &v, sizeof(data));
+	assert_true(bus_dispatch(&vm.pio, 0, port, data, size, 1, true));
+}
+
+/* The guest's ACPI driver takes the block to modern mode (QEMU's switch). */
+static void guest_modern(void)
+{
+	out32(PLUGVM_PORT_CPUHP, 0, 1);
+}
+
+/* The guest's ACPI driver ejects `slot`. */
+static void guest_eject(unsigned slot)
+{
+	guest_modern(); /* once; a selector write after that */
+	out32(PLUGVM_PORT_CPUHP, slot, 4);
+	out32(PLUGVM_PORT_CPUHP + 4, ACPI_CPU_HOTPLUG_CTL_EJECT, 1);
+}
+
+/* The guest's ACPI driver answers a request for `slot` with _OST (`source`, `status`). */
+static void guest_ost(unsigned slot, uint32_t source, uint32_t status)
+{
+	out32(PLUGVM_PORT_CPUHP, slot, 4);
+	out32(PLUGVM_PORT_CPUHP + 5, ACPI_CPU_HOTPLUG_CMD_OST_EVENT, 1);
+	out32(PLUGVM_PORT_CPUHP + 8, source, 4);
+	out32(PLUGVM_PORT_CPUHP + 5, ACPI_CPU_HOTPLUG_CMD_OST_STATUS, 1);
+	out32(PLUGVM_PORT_CPUHP + 8, status, 4);
+}
+
+/* The guest's paravirt report: `slot` is online after `guest_ns`. */
+static void guest_report_online(unsigned slot, uint64_t guest_ns)
+{
+	struct plugvm_hotplug_report *r =
+	    mem_gpa_ptr(&vm.mem, RPT_GPA, sizeof(struct plugvm_hotplug_report));
+
+	memset(r, 0, sizeof(*r));
+	r->apic_id = slot;
+	r->op = PLUGVM_HOTPLUG_OP_ONLINE;
+	r->guest_ns = guest_ns;
+	out32(PLUGVM_PORT_HOTPLUG_REPORT, RPT_GPA, 4);
+}
+
+/* The guest's direct start of `apic_id` (port 0xaf24); returns the status plugvm wrote. */
+static uint32_t guest_direct_start(unsigned apic_id)
+{
+	struct plugvm_start_ctx *ctx =
+	    mem_gpa_ptr(&vm.mem, CTX_GPA, sizeof(struct plugvm_start_ctx));
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->apic_id = apic_id;
+	ctx->entry = CODE_GPA;
+	ctx->stack = CODE_GPA + 0x1000;
+	ctx->cr3 = CODE_GPA + 0x1000;
+	ctx->status = 0xffffffffu;
+	out32(PLUGVM_PORT_DIRECT_START, CTX_GPA, 4);
+	return ctx->status;
+}
+
+/* The guest's other vCPU, running a direct start while the test holds a thread somewhere. */
+static atomic_uint guest_done;
+static atomic_uint guest_status;
+
+static void *guest_vcpu0(void *arg)
+{
+	atomic_store(&guest_status, guest_direct_start((unsigned)(uintptr_t)arg));
+	atomic_store(&guest_done, 1);
+	return NULL;
+}
+
 static void wait_runs(unsigned id, unsigned n)
 {
 	assert_true(wait_until(&kvm.runs[id], n, 1000));
@@ -328,16 +347,16 @@ static void wait_runs(unsigned id, unsigned n)
 /* ---- the VMM's side ------------------------------------------------------------------- */
 
 /*
- * device_add of a parked vCPU: back to its power-on state, a new thread, present. It
- * must wait for INIT/SIPI: no direct start is applied on its way into KVM_RUN.
+ * device_add of `slot` (new or parked): a thread waiting in KVM_RUN, present. It waits for
+ * INIT/SIPI: no direct start is applied on its way into KVM_RUN.
  */
-static void host_readd(unsigned slot)
+static void host_add(unsigned slot, const char *id)
 {
 	unsigned runs = atomic_load(&kvm.runs[slot]), started = atomic_load(&kvm.runnable[slot]);
 
-	assert_int_equal(vcpu_reset_for_sipi(&vm.vcpus[slot]), 0);
-	assert_int_equal(vcpu_start(&vm.vcpus[slot]), 0);
-	assert_int_equal(cpu_hotplug_plug(&vm, slot), 0);
+	assert_int_equal(cpus_add(vm.cpus, slot, id), 0);
+	assert_true(cpus_present(vm.cpus, slot));
+	assert_true(cpus_tid(vm.cpus, slot) > 0);
 	/* Its thread is in KVM_RUN: whatever it applies first, it applied by now. */
 	wait_runs(slot, runs + 1);
 	assert_int_equal(atomic_load(&kvm.runnable[slot]), started);
@@ -351,7 +370,11 @@ static int setup(void **state)
 	(void)state;
 	memset(&vm, 0, sizeof(vm));
 	memset(&kvm, 0, sizeof(kvm));
+	for (i = 0; i < MAX_CPUS; i++)
+		kvm.fd[i] = -1;
+	events.nr = 0;
 	nr_joined = 0;
+	stopping = false;
 	atomic_store(&kills_after_join, 0);
 	atomic_store(&guest_done, 0);
 	vm.cfg = &cfg;
@@ -359,43 +382,130 @@ static int setup(void **state)
 	vm.kvm.vm_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	vm.kvm.run_size = 4096;
 	vm.kvm.supported_cpuid = &no_cpuid;
-	vm.boot_vcpus_started = true; /* threads started from here on are hot-added ones */
 	assert_true(vm.kvm.vm_fd >= 0);
 	assert_int_equal(mem_init(&vm.mem, 4u << 20), 0);
-	vm.vcpus = calloc(MAX_CPUS, sizeof(*vm.vcpus));
-	assert_non_null(vm.vcpus);
-	for (i = 0; i < MAX_CPUS; i++) {
-		vm.vcpus[i].vm = &vm;
-		vm.vcpus[i].id = (int)i;
-		vm.vcpus[i].fd = -1;
-	}
-	assert_int_equal(cpu_hotplug_init(&vm), 0);
+	assert_int_equal(cpus_create(&vm), 0);
+	cpus_set_event_fn(vm.cpus, on_event, NULL);
 	assert_int_equal(vcpu_init_signals(), 0);
-	/* Two present vCPUs, both waiting in KVM_RUN. */
-	for (i = 0; i < 2; i++) {
-		assert_int_equal(vcpu_create(&vm, (int)i, false), 0);
-		assert_int_equal(vcpu_start(&vm.vcpus[i]), 0);
+	/* Two boot vCPUs, both waiting in KVM_RUN. */
+	assert_int_equal(cpus_create_boot(vm.cpus), 0);
+	assert_int_equal(cpus_start_boot(vm.cpus), 0);
+	for (i = 0; i < 2; i++)
 		wait_runs(i, 1);
-	}
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	unsigned i;
-
 	(void)state;
 	kill_hook = NULL;
-	for (i = 0; i < MAX_CPUS; i++) {
-		vcpu_stop_and_join(&vm.vcpus[i]);
-		if (vm.vcpus[i].fd >= 0)
-			vcpu_destroy(&vm.vcpus[i]);
-	}
-	cpu_hotplug_exit(&vm);
-	free(vm.vcpus);
+	cpus_destroy(vm.cpus);
+	vm.cpus = NULL;
 	mem_destroy(&vm.mem);
 	close(vm.kvm.vm_fd);
 	return 0;
+}
+
+/* Adds and removals: what each is refused for. */
+static void test_add_and_remove_refusals(void **state)
+{
+	(void)state;
+	assert_int_equal(cpus_add(vm.cpus, 1, NULL), -EEXIST);
+	assert_int_equal(cpus_add(vm.cpus, MAX_CPUS, NULL), -EINVAL);
+	assert_int_equal(cpus_request_removal(vm.cpus, 2), -ENODEV);
+	assert_int_equal(cpus_request_removal(vm.cpus, 1), -EOPNOTSUPP); /* legacy mode */
+	guest_modern();
+	assert_int_equal(cpus_request_removal(vm.cpus, 0), -EPERM);
+	assert_int_equal(cpus_request_removal(vm.cpus, 1), 0);
+	assert_int_equal(cpus_request_removal(vm.cpus, 1), -EALREADY);
+	assert_true(cpus_next_timeout_ms(vm.cpus) > CPUS_UNPLUG_TIMEOUT_MS - 1000);
+	stopping = true;
+	assert_int_equal(cpus_add(vm.cpus, 2, NULL), -ESHUTDOWN);
+	assert_false(cpus_present(vm.cpus, 2));
+}
+
+/*
+ * A hot-added CPU keeps its id until the guest ejects it: then its thread ends, the fd is
+ * parked and reused by the next add of the slot, and DELETED names it.
+ */
+static void test_eject_parks_and_forgets(void **state)
+{
+	unsigned created, last = 0;
+
+	(void)state;
+	host_add(2, "cpu2");
+	assert_string_equal(cpus_id(vm.cpus, 2), "cpu2");
+	created = atomic_load(&kvm.created);
+	guest_eject(2);
+	assert_int_equal(nr_events(CPUS_EVENT_DELETED, NULL), 0); /* the main loop's to do */
+	cpus_process(vm.cpus);
+	assert_int_equal(nr_events(CPUS_EVENT_DELETED, &last), 1);
+	assert_int_equal(events.ev[last].slot, 2);
+	assert_string_equal(events.id[last], "cpu2");
+	assert_false(cpus_present(vm.cpus, 2));
+	assert_null(cpus_id(vm.cpus, 2));
+	host_add(2, NULL);
+	assert_int_equal(atomic_load(&kvm.created), created); /* the parked fd */
+	assert_null(cpus_id(vm.cpus, 2));
+}
+
+/* The guest's report carries the time since the add that asked for it, once. */
+static void test_report_times_the_request(void **state)
+{
+	unsigned last = 0;
+
+	(void)state;
+	host_add(2, NULL);
+	guest_report_online(2, 1234);
+	assert_int_equal(nr_events(CPUS_EVENT_REPORT, &last), 1);
+	assert_true(events.ev[last].online && events.ev[last].requested);
+	assert_int_equal(events.ev[last].guest_ns, 1234);
+	guest_report_online(2, 99);
+	assert_int_equal(nr_events(CPUS_EVENT_REPORT, &last), 2);
+	assert_false(events.ev[last].requested);
+}
+
+static void *vcpu_thread_refuses(void *arg)
+{
+	(void)arg;
+	guest_ost(2, 3, 1); /* an eject request's _OST, failed */
+	return NULL;
+}
+
+/*
+ * Issue 17 A.6: the guest's failing _OST for a removal comes on a vCPU thread, which once
+ * built DEVICE_UNPLUG_GUEST_ERROR from the CPU's id while the main loop could free it. The
+ * vCPU thread only marks the request; the main loop reports it, once, with the id.
+ */
+static void test_refused_removal_is_reported_by_the_main_loop(void **state)
+{
+	unsigned last = 0;
+	pthread_t t;
+
+	(void)state;
+	host_add(2, "cpu2");
+	guest_modern();
+	assert_int_equal(cpus_request_removal(vm.cpus, 2), 0);
+	assert_true(cpus_next_timeout_ms(vm.cpus) > 0);
+	assert_int_equal(pthread_create(&t, NULL, vcpu_thread_refuses, NULL), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(nr_events(CPUS_EVENT_OST, &last), 1);
+	assert_int_equal(events.ev[last].ost_source, 3);
+	assert_int_equal(events.ev[last].ost_status, 1);
+	/* Nothing reported from the vCPU thread; the main loop is due at once. */
+	assert_int_equal(nr_events(CPUS_EVENT_UNPLUG_FAILED, NULL), 0);
+	assert_int_equal(cpus_next_timeout_ms(vm.cpus), 0);
+	cpus_process(vm.cpus);
+	assert_int_equal(nr_events(CPUS_EVENT_UNPLUG_FAILED, &last), 1);
+	assert_string_equal(events.id[last], "cpu2");
+	/* Reported once; a later _OST without a request in flight does nothing. */
+	assert_int_equal(cpus_next_timeout_ms(vm.cpus), -1);
+	guest_ost(2, 3, 1);
+	cpus_process(vm.cpus);
+	assert_int_equal(nr_events(CPUS_EVENT_UNPLUG_FAILED, NULL), 1);
+	/* The CPU stays, and may be asked again. */
+	assert_true(cpus_present(vm.cpus, 2));
+	assert_int_equal(cpus_request_removal(vm.cpus, 2), 0);
 }
 
 /* A direct start of a vCPU works: its thread puts it in long mode (RUNNABLE). */
@@ -431,11 +541,11 @@ static void test_start_request_does_not_survive_park(void **state)
 	(void)state;
 	guest_eject(1);
 	kill_hook = direct_start_now;
-	cpu_hotplug_process_ejects(&vm);
+	cpus_process(vm.cpus);
 	assert_true(wait_until(&guest_done, 1, 5000));
 	assert_int_equal(atomic_load(&kvm.runnable[1]), 0);
 
-	host_readd(1);
+	host_add(1, NULL);
 	/* The re-added vCPU takes a new direct start as usual. */
 	assert_int_equal(guest_direct_start(1), PLUGVM_START_OK);
 	assert_true(wait_until(&kvm.runnable[1], 1, 1000));
@@ -468,14 +578,14 @@ static void test_direct_start_never_signals_a_joined_thread(void **state)
 	kill_hook = eject_meanwhile;
 	assert_int_equal(pthread_create(&t, NULL, guest_vcpu0, (void *)(uintptr_t)1), 0);
 	assert_true(sem_wait_ms(&eject_now, 5000));
-	cpu_hotplug_process_ejects(&vm);
+	cpus_process(vm.cpus);
 	sem_post(&eject_done);
 	assert_true(wait_until(&guest_done, 1, 5000));
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(atomic_load(&kills_after_join), 0);
 
 	/* Whatever the guest was told, the re-added vCPU waits for INIT/SIPI. */
-	host_readd(1);
+	host_add(1, NULL);
 	sem_destroy(&eject_now);
 	sem_destroy(&eject_done);
 }
@@ -483,6 +593,11 @@ static void test_direct_start_never_signals_a_joined_thread(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_add_and_remove_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eject_parks_and_forgets, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_times_the_request, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_removal_is_reported_by_the_main_loop,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_direct_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_request_does_not_survive_park, setup,
 						teardown),
