@@ -21,7 +21,7 @@ endif
 
 # ---- VMM -------------------------------------------------------------------------------
 VMM_SRCS := vmm/main.c vmm/config.c vmm/log.c vmm/kvm.c vmm/mem.c vmm/vcpu.c vmm/bus.c \
-	vmm/loader.c vmm/vm.c vmm/x86/acpi.c vmm/x86/e820.c vmm/x86/cpuid.c vmm/x86/regs.c \
+	vmm/loader.c vmm/vm.c vmm/machine.c vmm/x86/acpi.c vmm/x86/e820.c vmm/x86/cpuid.c vmm/x86/regs.c \
 	vmm/devices/uart16550.c vmm/devices/debug_exit.c vmm/devices/acpi_pm.c \
 	vmm/devices/acpi_cpu_hotplug.c vmm/devices/direct_start.c vmm/devices/hotplug_report.c vmm/cpus.c vmm/qmp.c vmm/control.c \
 	vmm/devices/virtio_mmio.c vmm/devices/virtio_console.c vmm/agent.c vmm/agent_frame.c vmm/control_agent.c \

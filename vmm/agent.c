@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "devices/devices.h"
+#include "devices/virtio_console.h"
 #include "log.h"
 #include "vm.h"
 
@@ -57,6 +57,9 @@ struct agent {
 	uint64_t requests, replies, events, timeouts, malformed;
 };
 
+static void channel_rx(void *opaque, const uint8_t *buf, size_t len);
+static void channel_reset(void *opaque);
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -88,6 +91,8 @@ int agent_init(struct vm *vm)
 		return -errno;
 	}
 	vm->agent = a;
+	virtio_agent_set_ops(vm, &(struct virtio_agent_ops){
+				     .opaque = a, .rx = channel_rx, .reset = channel_reset });
 	return 0;
 }
 
@@ -155,23 +160,21 @@ static void framed(void *ctx, const struct plugvm_agent_msg *m)
 	enqueue(ctx, m, false);
 }
 
-void agent_rx_bytes(struct vm *vm, const uint8_t *buf, size_t len)
+/* Bytes the guest sent: vCPU thread, the agent device's lock held (virtio_agent_ops). */
+static void channel_rx(void *opaque, const uint8_t *buf, size_t len)
 {
-	struct agent *a = vm->agent;
+	struct agent *a = opaque;
 
-	if (!a)
-		return;
 	pthread_mutex_lock(&a->lock);
 	agent_framer_feed(&a->framer, buf, len, framed, a);
 	pthread_mutex_unlock(&a->lock);
 }
 
-void agent_channel_reset(struct vm *vm)
+/* The guest's driver reset the device: the session ends. As channel_rx(). */
+static void channel_reset(void *opaque)
 {
-	struct agent *a = vm->agent;
+	struct agent *a = opaque;
 
-	if (!a)
-		return;
 	pthread_mutex_lock(&a->lock);
 	agent_framer_reset(&a->framer);
 	/* A marker in the queue, so replies framed before the reset still count. */

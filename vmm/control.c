@@ -16,7 +16,7 @@
 #include "agent.h"
 #include "control_agent.h"
 #include "cpus.h"
-#include "devices/devices.h"
+#include "devices/acpi_pm.h"
 #include "exitcode.h"
 #include "log.h"
 #include "qmp.h"

@@ -27,7 +27,7 @@ int control_fd(const struct vm *vm);
 /* Accept clients, run their commands, send replies and events. Main thread. */
 void control_dispatch(struct vm *vm);
 
-/* Free what the control socket kept (after vm_run()). */
+/* Free what the control socket kept (after machine_run()). */
 void control_free(struct vm *vm);
 
 #endif

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "devices/acpi_cpu_hotplug.h"
-#include "devices/devices.h"
+#include "devices/acpi_pm.h"
 #include "devices/direct_start.h"
 #include "devices/hotplug_report.h"
 #include "exitcode.h"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One virtual machine: KVM handles, guest memory, the I/O buses with their devices, the
- * vCPUs, and the stop protocol. The main thread runs the event loop (signals, console
- * input, later the control socket); each vCPU runs on its own thread.
+ * One virtual machine's handles: KVM, guest memory, the I/O buses with their devices, the
+ * vCPUs (cpus.h), the control plane's state; and the stop protocol any thread may use.
+ * Devices, vCPUs and the control plane include this; it includes none of them (forward
+ * declarations only), and machine.c builds and runs what it points to.
  */
 #ifndef PLUGVM_VMM_VM_H
 #define PLUGVM_VMM_VM_H
@@ -58,16 +59,12 @@ struct vm {
 };
 
 /*
- * Build the VM for `cfg`: KVM, memory, kernel, boot data, ACPI tables, devices and the
- * boot vCPUs. Returns 0, or an exit code from exitcode.h after logging why.
+ * Reset `vm` for `cfg`: no KVM, memory or device yet (machine.c builds those), the stop
+ * protocol ready. Returns 0 or -errno (logged).
  */
-int vm_create(struct vm *vm, const struct vm_config *cfg);
-
-/* Start the boot vCPUs and run the event loop until the VM stops. Returns the exit status. */
-int vm_run(struct vm *vm);
-
-/* Release everything vm_create() built. Safe on a partly built VM. */
-void vm_destroy(struct vm *vm);
+int vm_init(struct vm *vm, const struct vm_config *cfg);
+/* Release what vm_init() made. After everything else of the VM. */
+void vm_fini(struct vm *vm);
 
 /*
  * Ask the VM to stop with `status` (exitcode.h, or a guest's debug-exit status). The first
@@ -77,5 +74,8 @@ void vm_request_stop(struct vm *vm, int status);
 
 /* True once a stop was requested (vCPU loops poll this after each kick). */
 bool vm_stopping(struct vm *vm);
+
+/* The status the first vm_request_stop() gave (0 if none). */
+int vm_exit_status(struct vm *vm);
 
 #endif

@@ -13,7 +13,8 @@
 #include "vmm/agent.h"
 #include "vmm/chaos.h"
 #include "vmm/control_agent.h"
-#include "vmm/devices/devices.h"
+#include "vmm/devices/acpi_pm.h"
+#include "vmm/devices/virtio_console.h"
 #include "vmm/kvm.h"
 #include "vmm/vm.h"
 
