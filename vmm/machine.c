@@ -18,10 +18,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "control/agent.h"
 #include "chaos.h"
 #include "console.h"
-#include "control.h"
+#include "control/control.h"
 #include "cpus.h"
 #include "devices/acpi_pm.h"
 #include "devices/debug_exit.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for the host end of the agent channel and the QMP commands it answers
- * (vmm/agent.c, vmm/control_agent.c, vmm/qmp.c), with the guest played from the host side:
- * its messages go to the agent's virtio_agent_ops as the virtio transmitq would hand them
+ * (vmm/control/: agent.c, control_agent.c, qmp.c), with the guest played from the host
+ * side: its messages go to the agent's virtio_agent_ops as the virtio transmitq would hand them
  * over, and what the VMM sends it lands in a stub of virtio_agent_send(). Each test replays a
  * hostile guest or client from issue 17: clients that leave while their requests fail, a
  * guest repeating HELLO, CPU counts and event streams taken from the guest's word, and
@@ -17,10 +17,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "vmm/agent.h"
-#include "vmm/control_agent.h"
+#include "vmm/control/agent.h"
+#include "vmm/control/control_agent.h"
 #include "vmm/devices/virtio_console.h"
-#include "vmm/qmp.h"
+#include "vmm/control/qmp.h"
 #include "vmm/vm.h"
 
 #define MAX_CPUS 4

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vmm/control.c with a real QMP server and socket client: the vCPU
+ * Unit tests for vmm/control/control.c with a real QMP server and socket client: the vCPU
  * lifecycle's events as QMP events (their shapes, and the rate limit on those the guest
  * triggers at will: issue 17 A.5), and device_add / device_del's answers to what the
  * lifecycle says. The lifecycle (cpus.h) is a stub the test sets.
@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "tests/unit/vmm_shim/qmp_client.h"
-#include "vmm/control.h"
+#include "vmm/control/control.h"
 #include "vmm/cpus.h"
 #include "vmm/vm.h"
 

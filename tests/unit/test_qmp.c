@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vmm/qmp.c through its socketless session API: the greeting, capabilities
+ * Unit tests for vmm/control/qmp.c through its socketless session API: the greeting, capabilities
  * negotiation, command dispatch with argument checking, QEMU's error shapes and classes,
  * ids echoed, requests split across reads and several in one read, malformed input with
  * resynchronisation, and the request and output size limits.
@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <time.h>
 
-#include "vmm/qmp.h"
+#include "vmm/control/qmp.h"
 
 static int echo_calls;
 

@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-#include "vmm/qmp.h"
+#include "vmm/control/qmp.h"
 
 /* The next CRLF-ended line of a session's output, parsed (the caller puts it); NULL: none. */
 struct json_object *qmp_test_next_line(struct qmp_session *c);

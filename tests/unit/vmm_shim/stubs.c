@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/agent.h"
+#include "vmm/control/agent.h"
 #include "vmm/chaos.h"
-#include "vmm/control_agent.h"
+#include "vmm/control/control_agent.h"
 #include "vmm/devices/acpi_pm.h"
 #include "vmm/devices/virtio_console.h"
 #include "vmm/kvm.h"

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "../log.h"
 
 /*
  * gcc 12's -fanalyzer loses a session's output buffer once the session is reached through

@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "agent.h"
-#include "log.h"
+#include "../log.h"
 #include "plugvm_abi.h"
 #include "qmp.h"
-#include "vm.h"
+#include "../vm.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak" /* see control.c */

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "devices/virtio_console.h"
-#include "log.h"
-#include "vm.h"
+#include "../devices/virtio_console.h"
+#include "../log.h"
+#include "../vm.h"
 
 #define QUEUE_MAX 4096 /* guest messages waiting for the main loop (2 MiB) */
 

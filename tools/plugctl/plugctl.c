@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "utf8.h"
-#include "version.h"
+#include "vmm/utf8.h"
+#include "vmm/version.h"
 
 #define EXIT_NO	   1
 #define EXIT_USAGE 2

@@ -15,13 +15,13 @@
 
 #include "agent.h"
 #include "control_agent.h"
-#include "cpus.h"
-#include "devices/acpi_pm.h"
-#include "exitcode.h"
-#include "log.h"
+#include "../cpus.h"
+#include "../devices/acpi_pm.h"
+#include "../exitcode.h"
+#include "../log.h"
 #include "qmp.h"
-#include "version.h"
-#include "vm.h"
+#include "../version.h"
+#include "../vm.h"
 
 /*
  * gcc 12's -fanalyzer loses heap pointers stored through the VM reached from the commands'
