@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for the host end of the agent channel and the QMP commands it answers
- * (vmm/control/: agent.c, control_agent.c, qmp.c), with the guest played from the host
+ * (vmm/control/: agent.c, control_agent.c, qmp_*.c), with the guest played from the host
  * side: its messages go to the agent's virtio_agent_ops as the virtio transmitq would hand them
  * over, and what the VMM sends it lands in a stub of virtio_agent_send(). Each test replays a
  * hostile guest or client from issue 17: clients that leave while their requests fail, a

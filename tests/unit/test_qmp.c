@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vmm/control/qmp.c through its socketless session API: the greeting, capabilities
- * negotiation, command dispatch with argument checking, QEMU's error shapes and classes,
+ * Unit tests for vmm/control/qmp_*.c, mostly through the socketless session API: the
+ * greeting, capabilities negotiation, command dispatch with argument checking, QEMU's error shapes and classes,
  * ids echoed, requests split across reads and several in one read, malformed input with
  * resynchronisation, and the request and output size limits.
  */
