@@ -28,8 +28,9 @@ VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 	acpi_cpu_hotplug.c direct_start.c hotplug_report.c virtio_mmio.c virtio_console.c)
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
-VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) $(addprefix vmm/control/,control.c agent.c agent_frame.c \
-	control_agent.c)
+VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \
+	agent_requests.c control_agent.c)
+VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c $(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c

@@ -183,7 +183,8 @@ static void channel_reset(void *opaque)
 	pthread_mutex_unlock(&a->lock);
 }
 
-static void handle_reply(struct agent *a, const struct plugvm_agent_msg *m)
+/* A reply: the request in flight with its id gets it (and leaves the list). */
+static void complete_request(struct agent *a, const struct plugvm_agent_msg *m)
 {
 	struct pending **pp, *p;
 
@@ -202,7 +203,8 @@ static void handle_reply(struct agent *a, const struct plugvm_agent_msg *m)
 	free(p);
 }
 
-static void handle(struct agent *a, const struct plugvm_agent_msg *m)
+/* One framed message from the guest, checked: a reply, or an event for the control socket. */
+static void receive_message(struct agent *a, const struct plugvm_agent_msg *m)
 {
 	const char *why = agent_msg_check(m);
 
@@ -213,7 +215,7 @@ static void handle(struct agent *a, const struct plugvm_agent_msg *m)
 		return;
 	}
 	if (m->hdr.flags == PLUGVM_AGENT_F_REPLY) {
-		handle_reply(a, m);
+		complete_request(a, m);
 		return;
 	}
 	a->events++;
@@ -276,7 +278,7 @@ void agent_process(struct vm *vm)
 			fail_all(a, AGENT_ENOTCONN);
 			continue;
 		}
-		handle(a, &q.m);
+		receive_message(a, &q.m);
 	}
 	check_timeouts(a);
 }
