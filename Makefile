@@ -49,7 +49,7 @@ $(B)/plugvm: $(VMM_OBJS)
 # ---- tools -----------------------------------------------------------------------------
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm. It
 # shares only vmm/version.h and vmm/utf8.h with the VMM.
-PLUGCTL_SRCS := tools/plugctl/plugctl.c
+PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c)
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/tools/%.o: tools/%.c
