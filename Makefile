@@ -22,8 +22,9 @@ endif
 # ---- VMM -------------------------------------------------------------------------------
 # The core at the top of vmm/, the devices in vmm/devices/, the control plane (QMP, the
 # guest agent) in vmm/control/, x86 specifics in vmm/x86/.
-VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c config.c log.c kvm.c mem.c vcpu.c \
-	cpus.c bus.c loader.c chaos.c console.c)
+VMM_CONFIG_SRCS := $(addprefix vmm/,config.c config_smp.c config_chaos.c)
+VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c bus.c \
+	loader.c chaos.c console.c) $(VMM_CONFIG_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 	acpi_cpu_hotplug.c direct_start.c hotplug_report.c virtio_mmio.c virtio_console.c)
