@@ -27,7 +27,8 @@ VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c
 	loader.c chaos.c console.c) $(VMM_CONFIG_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
-	acpi_cpu_hotplug.c direct_start.c hotplug_report.c virtio_mmio.c virtio_console.c)
+	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c virtio_mmio.c \
+	virtio_console.c)
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
 VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \
 	agent_requests.c control_agent.c)

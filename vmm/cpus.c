@@ -60,8 +60,8 @@ struct cpus {
 	pthread_mutex_t lock; /* slot state changes, and direct starts (see cpus.h) */
 	bool started, boot_started; /* main thread */
 	struct acpi_cpu_hotplug block;
-	struct direct_start *start_port;
-	struct hotplug_report *report_port;
+	struct direct_start start_port;
+	struct hotplug_report report_port;
 	int wake_fd; /* eventfd: work for cpus_process() */
 	void (*event_fn)(void *opaque, const struct cpus_event *e);
 	void *event_opaque;
@@ -214,9 +214,9 @@ int cpus_create(struct vm *vm)
 	if (!ret)
 		ret = acpi_cpu_hotplug_attach(&c->block, &vm->pio);
 	if (!ret)
-		ret = hotplug_report_init(vm, &ro, &c->report_port);
+		ret = hotplug_report_init(&c->report_port, vm, &ro);
 	if (!ret)
-		ret = direct_start_init(vm, &so, &c->start_port);
+		ret = direct_start_init(&c->start_port, vm, &so);
 	if (ret)
 		goto fail;
 	return 0;
@@ -490,8 +490,6 @@ void cpus_destroy(struct cpus *c)
 			free(c->slots[i].id);
 		}
 	}
-	direct_start_exit(c->start_port);
-	hotplug_report_exit(c->report_port);
 	acpi_cpu_hotplug_exit(&c->block);
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);

@@ -41,9 +41,9 @@ void vm_request_stop(struct vm *vm, int status)
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&vm->stop_lock);
-	if (!vm->stop_requested) {
-		vm->stop_requested = true;
+	if (!atomic_load(&vm->stop_requested)) {
 		vm->exit_status = status;
+		atomic_store(&vm->stop_requested, true);
 		if (write(vm->stop_fd, &one, sizeof(one)) < 0)
 			log_error("stop eventfd: %s", strerror(errno));
 	}
@@ -52,12 +52,8 @@ void vm_request_stop(struct vm *vm, int status)
 
 bool vm_stopping(struct vm *vm)
 {
-	bool s;
-
-	pthread_mutex_lock(&vm->stop_lock);
-	s = vm->stop_requested;
-	pthread_mutex_unlock(&vm->stop_lock);
-	return s;
+	/* Polled by every vCPU loop and the main loop: no lock, one atomic load. */
+	return atomic_load(&vm->stop_requested);
 }
 
 int vm_exit_status(struct vm *vm)

@@ -53,7 +53,7 @@ struct vm {
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
 	pthread_mutex_t stop_lock;
-	bool stop_requested; /* guarded by stop_lock */
+	atomic_bool stop_requested; /* set under stop_lock, read without it */
 	int exit_status; /* guarded by stop_lock */
 	int stop_fd; /* eventfd the main loop waits on */
 };

@@ -10,60 +10,76 @@
 
 #include "plugctl.h"
 
-int cmd_states(struct conn *c, char **argv)
+/* `command` with `args` (taken): its value as JSON with --json, else through `text`. */
+static void show(struct conn *c, const char *command, struct json_object *args,
+		 void (*text)(struct json_object *r))
 {
-	struct json_object *r = conn_cmd(c, "query-cpuhp-states", NULL);
+	struct json_object *r = conn_cmd(c, command, args);
+
+	if (json_out)
+		print_json(r);
+	else
+		text(r);
+	json_object_put(r);
+}
+
+/* The optional CPU argument of timers and sched, as QMP arguments. */
+static struct json_object *cpu_args(char **argv)
+{
+	long cpu = argv[0] ? parse_num(argv[0], "cpu") : -1;
+	struct json_object *args = json_object_new_object();
+
+	if (cpu >= 0)
+		json_object_object_add(args, "cpu", json_object_new_int((int)cpu));
+	return args;
+}
+
+static void states_text(struct json_object *r)
+{
 	size_t i;
 
-	(void)argv;
-	if (json_out) {
-		print_json(r);
-	} else {
-		printf("%-4s %-24s %-9s %s\n", "id", "name", "section", "allows");
-		for (i = 0; i < json_object_array_length(r); i++) {
-			struct json_object *e = json_object_array_get_idx(r, i), *v;
-			bool rest = json_object_object_get_ex(e, "can-rest", &v) &&
-				    json_object_get_boolean(v);
-			bool fail = json_object_object_get_ex(e, "can-fail", &v) &&
-				    json_object_get_boolean(v);
+	printf("%-4s %-24s %-9s %s\n", "id", "name", "section", "allows");
+	for (i = 0; i < json_object_array_length(r); i++) {
+		struct json_object *e = json_object_array_get_idx(r, i);
+		bool rest = get_bool(e, "can-rest"), fail = get_bool(e, "can-fail");
 
-			printf("%-4d %-24s %-9s %s%s%s\n", get_int(e, "id", NULL),
-			       tty(get_str(e, "name", NULL)), tty(get_str(e, "section", NULL)),
-			       rest ? "target" : "", rest && fail ? "," : "", fail ? "fail" : "");
-		}
+		printf("%-4d %-24s %-9s %s%s%s\n", get_int(e, "id", NULL),
+		       tty(get_str(e, "name", NULL)), tty(get_str(e, "section", NULL)),
+		       rest ? "target" : "", rest && fail ? "," : "", fail ? "fail" : "");
 	}
-	json_object_put(r);
+}
+
+int cmd_states(struct conn *c, char **argv)
+{
+	(void)argv;
+	show(c, "query-cpuhp-states", NULL, states_text);
 	return 0;
+}
+
+static void cpuhp_text(struct json_object *r)
+{
+	size_t i;
+
+	printf("%-5s %-8s %-24s %-24s %s\n", "cpu", "present", "state", "target", "note");
+	for (i = 0; i < json_object_array_length(r); i++) {
+		struct json_object *e = json_object_array_get_idx(r, i);
+
+		printf("%-5d %-8s %-24s %-24s", get_int(e, "cpu", NULL),
+		       get_bool(e, "present") ? "yes" : "no", tty(get_str(e, "state", NULL)),
+		       tty(get_str(e, "target", NULL)));
+		if (get_str(e, "fail", NULL))
+			printf(" fail armed at %s", tty(get_str(e, "fail", NULL)));
+		if (get_str(e, "failed-state", NULL))
+			printf(" last failed at %s (%d)", tty(get_str(e, "failed-state", NULL)),
+			       get_int(e, "last-error", NULL));
+		printf("\n");
+	}
 }
 
 int cmd_cpuhp(struct conn *c, char **argv)
 {
-	struct json_object *r = conn_cmd(c, "query-cpuhp", NULL);
-	size_t i;
-
 	(void)argv;
-	if (json_out) {
-		print_json(r);
-	} else {
-		printf("%-5s %-8s %-24s %-24s %s\n", "cpu", "present", "state", "target", "note");
-		for (i = 0; i < json_object_array_length(r); i++) {
-			struct json_object *e = json_object_array_get_idx(r, i), *v;
-			bool present = json_object_object_get_ex(e, "present", &v) &&
-				       json_object_get_boolean(v);
-
-			printf("%-5d %-8s %-24s %-24s", get_int(e, "cpu", NULL),
-			       present ? "yes" : "no", tty(get_str(e, "state", NULL)),
-			       tty(get_str(e, "target", NULL)));
-			if (get_str(e, "fail", NULL))
-				printf(" fail armed at %s", tty(get_str(e, "fail", NULL)));
-			if (get_str(e, "failed-state", NULL))
-				printf(" last failed at %s (%d)",
-				       tty(get_str(e, "failed-state", NULL)),
-				       get_int(e, "last-error", NULL));
-			printf("\n");
-		}
-	}
-	json_object_put(r);
+	show(c, "query-cpuhp", NULL, cpuhp_text);
 	return 0;
 }
 
@@ -129,19 +145,10 @@ static void fail(struct conn *c, long cpu, const char *state)
 		       strcmp(state, "none") ? state : "");
 }
 
-static void timers(struct conn *c, long cpu)
+static void timers_text(struct json_object *r)
 {
-	struct json_object *args = json_object_new_object(), *r;
 	size_t i, l;
 
-	if (cpu >= 0)
-		json_object_object_add(args, "cpu", json_object_new_int((int)cpu));
-	r = conn_cmd(c, "query-timers", args);
-	if (json_out) {
-		print_json(r);
-		json_object_put(r);
-		return;
-	}
 	for (i = 0; i < json_object_array_length(r); i++) {
 		struct json_object *e = json_object_array_get_idx(r, i), *lv;
 
@@ -170,22 +177,12 @@ static void timers(struct conn *c, long cpu)
 	       json_object_array_length(r)
 		   ? (long long)get_i64(json_object_array_get_idx(r, 0), "tick-ns")
 		   : 0LL);
-	json_object_put(r);
 }
 
-static void sched(struct conn *c, long cpu)
+static void sched_text(struct json_object *r)
 {
-	struct json_object *args = json_object_new_object(), *r;
 	size_t i;
 
-	if (cpu >= 0)
-		json_object_object_add(args, "cpu", json_object_new_int((int)cpu));
-	r = conn_cmd(c, "query-sched", args);
-	if (json_out) {
-		print_json(r);
-		json_object_put(r);
-		return;
-	}
 	printf("%-4s %10s %10s %10s %10s %8s %8s %10s %8s\n", "cpu", "switches", "preempt",
 	       "wake-loc", "wake-rem", "mig-in", "mig-out", "idle", "ipis");
 	for (i = 0; i < json_object_array_length(r); i++) {
@@ -199,7 +196,6 @@ static void sched(struct conn *c, long cpu)
 		    (long long)get_i64(e, "migrations-out"), (long long)get_i64(e, "idle-entries"),
 		    (long long)get_i64(e, "resched-ipis"));
 	}
-	json_object_put(r);
 }
 
 int cmd_target(struct conn *c, char **argv)
@@ -215,12 +211,12 @@ int cmd_fail(struct conn *c, char **argv)
 
 int cmd_timers(struct conn *c, char **argv)
 {
-	timers(c, argv[0] ? parse_num(argv[0], "cpu") : -1);
+	show(c, "query-timers", cpu_args(argv), timers_text);
 	return 0;
 }
 
 int cmd_sched(struct conn *c, char **argv)
 {
-	sched(c, argv[0] ? parse_num(argv[0], "cpu") : -1);
+	show(c, "query-sched", cpu_args(argv), sched_text);
 	return 0;
 }

@@ -60,10 +60,14 @@ struct json_object *conn_wait_event(struct conn *c, bool (*match)(struct json_ob
 const char *tty(const char *s);
 /* A QMP value as JSON on stdout, nothing in it a terminal acts on. */
 void print_json(struct json_object *o);
-/* o[a] (or o[a][b]) as a string (NULL: absent), an int (-1: absent), an int64 (0: absent). */
+/*
+ * o[a] (or o[a][b]) as a string (NULL: absent), an int (-1: absent); o[k] as an int64 (0:
+ * absent), a boolean (false: absent).
+ */
 const char *get_str(struct json_object *o, const char *a, const char *b);
 int get_int(struct json_object *o, const char *a, const char *b);
 int64_t get_i64(struct json_object *o, const char *k);
+bool get_bool(struct json_object *o, const char *k);
 
 /* ---- the commands: each gets its arguments (checked in number), returns the exit status */
 

@@ -110,3 +110,10 @@ int64_t get_i64(struct json_object *o, const char *k)
 
 	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
 }
+
+bool get_bool(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_get_boolean(v);
+}

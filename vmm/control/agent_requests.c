@@ -167,6 +167,15 @@ struct op *agent_op_new(struct vm *vm, enum op_kind kind, struct qmp_error *err)
 	return op;
 }
 
+void agent_op_start(struct vm *vm, enum op_kind kind, uint16_t type, const void *p, size_t len,
+		    struct qmp_error *err)
+{
+	struct op *op = agent_op_new(vm, kind, err);
+
+	if (op)
+		agent_op_send(vm, op, type, p, len, AGENT_QUERY_TIMEOUT_MS);
+}
+
 /* Per-CPU statistics: the CPUs one after another (OP_TIMERS, OP_SCHED). */
 static uint16_t per_cpu_type(const struct op *op)
 {
@@ -211,6 +220,32 @@ static bool payload_ok(const struct plugvm_agent_msg *m, size_t need)
 	return m->hdr.len >= need;
 }
 
+/*
+ * A page of a paged table (the state table, the CPU list): 8 bytes of header, then `count`
+ * entries of `size` bytes, at most `max`, and some progress while `next` < `total`.
+ */
+static bool page_ok(const struct plugvm_agent_msg *m, uint32_t count, uint32_t max, size_t size,
+		    uint32_t next, uint32_t total)
+{
+	return payload_ok(m, 8) && count <= max && m->hdr.len >= 8 + count * size &&
+	       (count || next >= total);
+}
+
+/*
+ * The reply's payload, `len` bytes, copied to `out`; a shorter one ends the operation
+ * with EPROTO (`what` failed) and returns false.
+ */
+static bool take_payload(struct vm *vm, struct op *op, const struct plugvm_agent_msg *m, void *out,
+			 size_t len, const char *what)
+{
+	if (!payload_ok(m, len)) {
+		op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, what);
+		return false;
+	}
+	memcpy(out, m->payload, len);
+	return true;
+}
+
 static void reply_states(struct vm *vm, struct op *op, const struct plugvm_agent_msg *m)
 {
 	struct control_agent *ca = control_agent_get(vm);
@@ -218,9 +253,8 @@ static void reply_states(struct vm *vm, struct op *op, const struct plugvm_agent
 	uint32_t i;
 
 	memcpy(&s, m->payload, sizeof(s));
-	if (!payload_ok(m, 8) || s.count > PLUGVM_AGENT_STATES_MAX ||
-	    m->hdr.len < 8 + s.count * sizeof(s.st[0]) || s.total > AGENT_STATES_MAX ||
-	    op->next + s.count > s.total || (!s.count && op->next < s.total)) {
+	if (!page_ok(m, s.count, PLUGVM_AGENT_STATES_MAX, sizeof(s.st[0]), op->next, s.total) ||
+	    s.total > AGENT_STATES_MAX || op->next + s.count > s.total) {
 		op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-cpuhp-states");
 		return;
 	}
@@ -262,8 +296,7 @@ static void reply_cpus(struct vm *vm, struct op *op, const struct plugvm_agent_m
 	uint32_t i;
 
 	memcpy(&c, m->payload, sizeof(c));
-	if (!payload_ok(m, 8) || c.count > PLUGVM_AGENT_CPUS_MAX ||
-	    m->hdr.len < 8 + c.count * sizeof(c.cpu[0]) || (!c.count && op->next < c.nr_cpus)) {
+	if (!page_ok(m, c.count, PLUGVM_AGENT_CPUS_MAX, sizeof(c.cpu[0]), op->next, c.nr_cpus)) {
 		op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-cpuhp");
 		return;
 	}
@@ -321,18 +354,12 @@ static bool reply_per_cpu(struct vm *vm, struct op *op, const struct plugvm_agen
 	struct plugvm_agent_sched_stats s;
 
 	if (op->kind == OP_TIMERS) {
-		if (!payload_ok(m, sizeof(t))) {
-			op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-timers");
+		if (!take_payload(vm, op, m, &t, sizeof(t), "query-timers"))
 			return false;
-		}
-		memcpy(&t, m->payload, sizeof(t));
 		json_object_array_add(op->acc, agent_json_timers(&t));
 	} else {
-		if (!payload_ok(m, sizeof(s))) {
-			op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-sched");
+		if (!take_payload(vm, op, m, &s, sizeof(s), "query-sched"))
 			return false;
-		}
-		memcpy(&s, m->payload, sizeof(s));
 		json_object_array_add(op->acc, agent_json_sched(&s));
 	}
 	return true;
@@ -387,30 +414,19 @@ static void on_reply(struct vm *vm, void *ctx, int status, const struct plugvm_a
 			per_cpu_next(vm, op);
 		break;
 	case OP_LOCKS:
-		if (!payload_ok(m, sizeof(l))) {
-			op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "query-locks");
-			break;
-		}
-		memcpy(&l, m->payload, sizeof(l));
-		op_finish(vm, op, agent_json_locks(&l), 0, NULL);
+		if (take_payload(vm, op, m, &l, sizeof(l), "query-locks"))
+			op_finish(vm, op, agent_json_locks(&l), 0, NULL);
 		break;
 	case OP_WORK_START:
-		if (!payload_ok(m, sizeof(w))) {
-			op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "workload-start");
+		if (!take_payload(vm, op, m, &w, sizeof(w), "workload-start"))
 			break;
-		}
-		memcpy(&w, m->payload, sizeof(w));
 		o = json_object_new_object();
 		json_object_object_add(o, "id", json_object_new_int((int)w.id));
 		op_finish(vm, op, o, 0, NULL);
 		break;
 	case OP_WORK_STOP:
-		if (!payload_ok(m, sizeof(wr))) {
-			op_finish(vm, op, NULL, PLUGVM_AGENT_EPROTO, "workload-stop");
-			break;
-		}
-		memcpy(&wr, m->payload, sizeof(wr));
-		op_finish(vm, op, agent_json_workload(&wr), 0, NULL);
+		if (take_payload(vm, op, m, &wr, sizeof(wr), "workload-stop"))
+			op_finish(vm, op, agent_json_workload(&wr), 0, NULL);
 		break;
 	case OP_TARGET:
 		break;

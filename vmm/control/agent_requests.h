@@ -62,6 +62,13 @@ struct op *agent_op_new(struct vm *vm, enum op_kind kind, struct qmp_error *err)
 void agent_op_send(struct vm *vm, struct op *op, uint16_t type, const void *p, size_t len,
 		   unsigned timeout_ms);
 
+/*
+ * Inside a command: an operation of `kind` that starts with request `type` (`len` payload
+ * bytes at `p`) and the usual timeout. Fails the command (err set) when it cannot start.
+ */
+void agent_op_start(struct vm *vm, enum op_kind kind, uint16_t type, const void *p, size_t len,
+		    struct qmp_error *err);
+
 /* An OP_TIMERS / OP_SCHED operation's CPUs: from `first` to `last`, collected in an array. */
 void agent_op_start_per_cpu(struct vm *vm, struct op *op, uint32_t first, uint32_t last);
 

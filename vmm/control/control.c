@@ -62,6 +62,15 @@ static void cpu_path(unsigned slot, const char *id, char *buf, size_t len)
 		snprintf(buf, len, "/machine/unattached/device[%u]", slot);
 }
 
+/* The QOM path of the present CPU in `slot`, as a JSON string. */
+static struct json_object *qom_path(struct vm *vm, unsigned slot)
+{
+	char path[96];
+
+	cpu_path(slot, cpus_id(vm->cpus, slot), path, sizeof(path));
+	return json_object_new_string(path);
+}
+
 /* DEVICE_DELETED, DEVICE_UNPLUG_GUEST_ERROR: the device's id (if any) and path. */
 static struct json_object *device_data(const struct cpus_event *e)
 {
@@ -197,30 +206,44 @@ static struct json_object *query_version(void *ctx, struct json_object *args, st
 	return r;
 }
 
+/* query-cpus-fast's entry for the present CPU in `slot`. */
+static struct json_object *cpu_fast_json(struct vm *vm, unsigned slot)
+{
+	struct json_object *c = json_object_new_object();
+
+	json_object_object_add(c, "thread-id", json_object_new_int(cpus_tid(vm->cpus, slot)));
+	json_object_object_add(c, "props", cpu_props(vm->cfg, slot));
+	json_object_object_add(c, "qom-path", qom_path(vm, slot));
+	json_object_object_add(c, "cpu-index", json_object_new_int((int)slot));
+	json_object_object_add(c, "target", json_object_new_string("x86_64"));
+	return c;
+}
+
+/* query-hotpluggable-cpus' entry for `slot`: present ones carry their qom-path. */
+static struct json_object *hotpluggable_json(struct vm *vm, unsigned slot)
+{
+	struct json_object *c = json_object_new_object();
+
+	json_object_object_add(c, "props", cpu_props(vm->cfg, slot));
+	json_object_object_add(c, "vcpus-count", json_object_new_int(1));
+	if (cpus_present(vm->cpus, slot))
+		json_object_object_add(c, "qom-path", qom_path(vm, slot));
+	json_object_object_add(c, "type", json_object_new_string(CPU_TYPE));
+	return c;
+}
+
 static struct json_object *query_cpus_fast(void *ctx, struct json_object *args,
 					   struct qmp_error *err)
 {
 	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_array();
 	unsigned i;
-	char path[96];
 
 	(void)args;
 	(void)err;
-	for (i = 0; i < vm->cfg->max_cpus; i++) {
-		struct json_object *c;
-
-		if (!cpus_present(vm->cpus, i))
-			continue;
-		c = json_object_new_object();
-		cpu_path(i, cpus_id(vm->cpus, i), path, sizeof(path));
-		json_object_object_add(c, "thread-id", json_object_new_int(cpus_tid(vm->cpus, i)));
-		json_object_object_add(c, "props", cpu_props(vm->cfg, i));
-		json_object_object_add(c, "qom-path", json_object_new_string(path));
-		json_object_object_add(c, "cpu-index", json_object_new_int((int)i));
-		json_object_object_add(c, "target", json_object_new_string("x86_64"));
-		json_object_array_add(r, c);
-	}
+	for (i = 0; i < vm->cfg->max_cpus; i++)
+		if (cpus_present(vm->cpus, i))
+			json_object_array_add(r, cpu_fast_json(vm, i));
 	return r;
 }
 
@@ -230,23 +253,11 @@ static struct json_object *query_hotpluggable_cpus(void *ctx, struct json_object
 	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_array();
 	unsigned i;
-	char path[96];
 
 	(void)args;
 	(void)err;
-	/* Highest first, as QEMU lists them; present ones carry their qom-path. */
-	for (i = vm->cfg->max_cpus; i-- > 0;) {
-		struct json_object *c = json_object_new_object();
-
-		json_object_object_add(c, "props", cpu_props(vm->cfg, i));
-		json_object_object_add(c, "vcpus-count", json_object_new_int(1));
-		if (cpus_present(vm->cpus, i)) {
-			cpu_path(i, cpus_id(vm->cpus, i), path, sizeof(path));
-			json_object_object_add(c, "qom-path", json_object_new_string(path));
-		}
-		json_object_object_add(c, "type", json_object_new_string(CPU_TYPE));
-		json_object_array_add(r, c);
-	}
+	for (i = vm->cfg->max_cpus; i-- > 0;) /* highest first, as QEMU lists them */
+		json_object_array_add(r, hotpluggable_json(vm, i));
 	return r;
 }
 

@@ -39,40 +39,36 @@ void control_agent_free(struct vm *vm)
 
 /* ---- events ------------------------------------------------------------------------- */
 
+/* A guest event as QMP event `name` about CPU `cpu` (`o` taken), if a socket listens. */
+static void guest_event(struct vm *vm, uint32_t mask, const char *name, uint32_t cpu,
+			struct json_object *o)
+{
+	if (vm->qmp)
+		qmp_server_event_key(vm->qmp, mask, name, cpu, o);
+	else
+		json_object_put(o);
+}
+
 void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 {
 	struct control_agent *ca = control_agent_get(vm);
+	struct plugvm_agent_ev_lockdep lockdep;
+	struct plugvm_agent_ev_state state;
 	struct json_object *o;
 
 	if (!ca)
 		return;
 	if (m->hdr.type == PLUGVM_AGENT_HELLO) {
 		agent_refresh_states(vm);
-		return;
-	}
-	if (m->hdr.type == PLUGVM_AGENT_EV_STATE &&
-	    m->hdr.len >= sizeof(struct plugvm_agent_ev_state)) {
-		struct plugvm_agent_ev_state e;
-
-		memcpy(&e, m->payload, sizeof(e));
-		o = agent_json_state_event(&ca->states, &e);
-		agent_target_event(vm, &e, o);
-		if (vm->qmp)
-			qmp_server_event_key(vm->qmp, CONTROL_SUB_CPUHP, "CPUHP_STATE", e.cpu, o);
-		else
-			json_object_put(o);
-		return;
-	}
-	if (m->hdr.type == PLUGVM_AGENT_EV_LOCKDEP &&
-	    m->hdr.len >= sizeof(struct plugvm_agent_ev_lockdep)) {
-		struct plugvm_agent_ev_lockdep e;
-
-		memcpy(&e, m->payload, sizeof(e));
-		o = agent_json_lockdep_event(&e);
-		if (vm->qmp)
-			qmp_server_event_key(vm->qmp, 0, "GUEST_LOCKDEP_WARNING", e.cpu, o);
-		else
-			json_object_put(o);
+	} else if (m->hdr.type == PLUGVM_AGENT_EV_STATE && m->hdr.len >= sizeof(state)) {
+		memcpy(&state, m->payload, sizeof(state));
+		o = agent_json_state_event(&ca->states, &state);
+		agent_target_event(vm, &state, o);
+		guest_event(vm, CONTROL_SUB_CPUHP, "CPUHP_STATE", state.cpu, o);
+	} else if (m->hdr.type == PLUGVM_AGENT_EV_LOCKDEP && m->hdr.len >= sizeof(lockdep)) {
+		memcpy(&lockdep, m->payload, sizeof(lockdep));
+		guest_event(vm, 0, "GUEST_LOCKDEP_WARNING", lockdep.cpu,
+			    agent_json_lockdep_event(&lockdep));
 	}
 }
 
@@ -114,46 +110,51 @@ static int arg_state(struct vm *vm, struct json_object *v, bool allow_none, stru
 static struct json_object *query_cpuhp_states(void *ctx, struct json_object *args,
 					      struct qmp_error *err)
 {
-	struct vm *vm = ctx;
-	struct op *op = agent_op_new(vm, OP_STATES, err);
+	struct plugvm_agent_index first = { .first = 0 };
 
 	(void)args;
-	if (op)
-		agent_op_send(vm, op, PLUGVM_AGENT_LIST_STATES, &(struct plugvm_agent_index){ 0 },
-			      sizeof(struct plugvm_agent_index), AGENT_QUERY_TIMEOUT_MS);
+	agent_op_start(ctx, OP_STATES, PLUGVM_AGENT_LIST_STATES, &first, sizeof(first), err);
 	return NULL;
 }
 
 static struct json_object *query_cpuhp(void *ctx, struct json_object *args, struct qmp_error *err)
 {
-	struct vm *vm = ctx;
-	struct op *op = agent_op_new(vm, OP_CPUS, err);
+	struct plugvm_agent_index first = { .first = 0 };
 
 	(void)args;
-	if (op)
-		agent_op_send(vm, op, PLUGVM_AGENT_GET_CPUS, &(struct plugvm_agent_index){ 0 },
-			      sizeof(struct plugvm_agent_index), AGENT_QUERY_TIMEOUT_MS);
+	agent_op_start(ctx, OP_CPUS, PLUGVM_AGENT_GET_CPUS, &first, sizeof(first), err);
 	return NULL;
+}
+
+/*
+ * The `cpu` and `state` arguments of `what` (cpuhp-set-target, cpuhp-fail), which needs the
+ * agent. False with err set. With `allow_none`, *state is -2 for "none".
+ */
+static bool cpu_state_args(struct vm *vm, struct json_object *args, const char *what,
+			   bool allow_none, int *cpu, int *state, struct qmp_error *err)
+{
+	struct json_object *v;
+
+	if (!agent_connected(vm, NULL)) {
+		agent_set_error(err, AGENT_ENOTCONN, what);
+		return false;
+	}
+	*cpu = arg_cpu(vm, args, "cpu", err);
+	if (*cpu < 0)
+		return false;
+	json_object_object_get_ex(args, "state", &v);
+	*state = arg_state(vm, v, allow_none, err);
+	return *state != -1;
 }
 
 static struct json_object *cpuhp_set_target(void *ctx, struct json_object *args,
 					    struct qmp_error *err)
 {
 	struct vm *vm = ctx;
-	struct json_object *v;
 	struct op *op;
 	int cpu, state;
 
-	if (!agent_connected(vm, NULL)) {
-		agent_set_error(err, AGENT_ENOTCONN, "cpuhp-set-target");
-		return NULL;
-	}
-	cpu = arg_cpu(vm, args, "cpu", err);
-	if (cpu < 0)
-		return NULL;
-	json_object_object_get_ex(args, "state", &v);
-	state = arg_state(vm, v, false, err);
-	if (state < 0)
+	if (!cpu_state_args(vm, args, "cpuhp-set-target", false, &cpu, &state, err))
 		return NULL;
 	if (agent_target_pending(vm, (uint32_t)cpu)) {
 		qmp_error_set(err, "GenericError", "cpu %d is already moving to a target", cpu);
@@ -169,27 +170,13 @@ static struct json_object *cpuhp_fail(void *ctx, struct json_object *args, struc
 {
 	struct vm *vm = ctx;
 	struct plugvm_agent_cpu_state cs;
-	struct json_object *v;
-	struct op *op;
 	int cpu, state;
 
-	if (!agent_connected(vm, NULL)) {
-		agent_set_error(err, AGENT_ENOTCONN, "cpuhp-fail");
-		return NULL;
-	}
-	cpu = arg_cpu(vm, args, "cpu", err);
-	if (cpu < 0)
-		return NULL;
-	json_object_object_get_ex(args, "state", &v);
-	state = arg_state(vm, v, true, err);
-	if (state == -1)
-		return NULL;
-	op = agent_op_new(vm, OP_FAIL, err);
-	if (!op)
+	if (!cpu_state_args(vm, args, "cpuhp-fail", true, &cpu, &state, err))
 		return NULL;
 	cs.cpu = (uint32_t)cpu;
 	cs.state = state == -2 ? -1 : state;
-	agent_op_send(vm, op, PLUGVM_AGENT_FAIL, &cs, sizeof(cs), AGENT_QUERY_TIMEOUT_MS);
+	agent_op_start(vm, OP_FAIL, PLUGVM_AGENT_FAIL, &cs, sizeof(cs), err);
 	return NULL;
 }
 
@@ -228,12 +215,8 @@ static struct json_object *query_sched(void *ctx, struct json_object *args, stru
 
 static struct json_object *query_locks(void *ctx, struct json_object *args, struct qmp_error *err)
 {
-	struct vm *vm = ctx;
-	struct op *op = agent_op_new(vm, OP_LOCKS, err);
-
 	(void)args;
-	if (op)
-		agent_op_send(vm, op, PLUGVM_AGENT_LOCK_STATS, NULL, 0, AGENT_QUERY_TIMEOUT_MS);
+	agent_op_start(ctx, OP_LOCKS, PLUGVM_AGENT_LOCK_STATS, NULL, 0, err);
 	return NULL;
 }
 
@@ -244,7 +227,6 @@ static struct json_object *workload_start(void *ctx, struct json_object *args,
 	struct plugvm_agent_workload w = { 0 };
 	struct json_object *v;
 	const char *kind;
-	struct op *op;
 	int64_t n;
 
 	json_object_object_get_ex(args, "kind", &v);
@@ -271,10 +253,7 @@ static struct json_object *workload_start(void *ctx, struct json_object *args,
 		return NULL;
 	}
 	w.period_us = (uint32_t)n;
-	op = agent_op_new(vm, OP_WORK_START, err);
-	if (op)
-		agent_op_send(vm, op, PLUGVM_AGENT_WORKLOAD_START, &w, sizeof(w),
-			      AGENT_QUERY_TIMEOUT_MS);
+	agent_op_start(vm, OP_WORK_START, PLUGVM_AGENT_WORKLOAD_START, &w, sizeof(w), err);
 	return NULL;
 }
 
@@ -283,7 +262,6 @@ static struct json_object *workload_stop(void *ctx, struct json_object *args, st
 	struct vm *vm = ctx;
 	struct plugvm_agent_workload_id w = { 0 };
 	struct json_object *v;
-	struct op *op;
 	int64_t id;
 
 	json_object_object_get_ex(args, "id", &v);
@@ -293,10 +271,7 @@ static struct json_object *workload_stop(void *ctx, struct json_object *args, st
 		return NULL;
 	}
 	w.id = (uint32_t)id;
-	op = agent_op_new(vm, OP_WORK_STOP, err);
-	if (op)
-		agent_op_send(vm, op, PLUGVM_AGENT_WORKLOAD_STOP, &w, sizeof(w),
-			      AGENT_QUERY_TIMEOUT_MS);
+	agent_op_start(vm, OP_WORK_STOP, PLUGVM_AGENT_WORKLOAD_STOP, &w, sizeof(w), err);
 	return NULL;
 }
 

@@ -253,51 +253,43 @@ int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio)
 			    "acpi-cpu-hotplug");
 }
 
-static int block_plug(struct acpi_cpu_hotplug *d, unsigned slot)
-{
-	if (slot >= d->nr_slots)
-		return -EINVAL;
-	if (d->slots[slot].present)
-		return -EEXIST;
-	d->slots[slot].present = true;
-	d->slots[slot].remove = false;
-	/* A CPU added in legacy mode gets no insert event, in QEMU too: guests reconcile. */
-	d->slots[slot].insert = d->modern;
-	raise_gpe(d);
-	return 0;
-}
-
-static int block_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot)
-{
-	if (slot >= d->nr_slots)
-		return -EINVAL;
-	if (!d->slots[slot].present)
-		return -ENODEV;
-	if (slot == 0)
-		return -EPERM;
-	if (!d->modern)
-		return -EOPNOTSUPP;
-	d->slots[slot].remove = true;
-	raise_gpe(d);
-	return 0;
-}
-
 int acpi_cpu_hotplug_plug(struct acpi_cpu_hotplug *d, unsigned slot)
 {
-	int ret;
+	int ret = 0;
 
 	pthread_mutex_lock(&d->lock);
-	ret = block_plug(d, slot);
+	if (slot >= d->nr_slots) {
+		ret = -EINVAL;
+	} else if (d->slots[slot].present) {
+		ret = -EEXIST;
+	} else {
+		d->slots[slot].present = true;
+		d->slots[slot].remove = false;
+		/* Added in legacy mode: no insert event, in QEMU too; guests reconcile. */
+		d->slots[slot].insert = d->modern;
+		raise_gpe(d);
+	}
 	pthread_mutex_unlock(&d->lock);
 	return ret;
 }
 
 int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot)
 {
-	int ret;
+	int ret = 0;
 
 	pthread_mutex_lock(&d->lock);
-	ret = block_unplug_request(d, slot);
+	if (slot >= d->nr_slots)
+		ret = -EINVAL;
+	else if (!d->slots[slot].present)
+		ret = -ENODEV;
+	else if (slot == 0)
+		ret = -EPERM;
+	else if (!d->modern)
+		ret = -EOPNOTSUPP;
+	if (!ret) {
+		d->slots[slot].remove = true;
+		raise_gpe(d);
+	}
 	pthread_mutex_unlock(&d->lock);
 	return ret;
 }

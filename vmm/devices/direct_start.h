@@ -11,9 +11,9 @@
 #include <stdbool.h>
 
 #include "../x86/cpu.h"
+#include "pv_port.h"
 
 struct vm;
-struct direct_start;
 
 struct direct_start_ops {
 	void *opaque;
@@ -30,8 +30,13 @@ struct direct_start_ops {
 	int (*start)(void *opaque, unsigned apic_id, const struct long_mode_start *r);
 };
 
-/* The port on vm->pio, for vm's RAM and maxcpus. Returns 0 or -errno (logged). */
-int direct_start_init(struct vm *vm, const struct direct_start_ops *ops, struct direct_start **out);
-void direct_start_exit(struct direct_start *d);
+struct direct_start {
+	struct vm *vm;
+	struct direct_start_ops ops;
+	struct pv_port port;
+};
+
+/* Put `d` (the caller's) on vm->pio, for vm's RAM and maxcpus. Returns 0 or -errno. */
+int direct_start_init(struct direct_start *d, struct vm *vm, const struct direct_start_ops *ops);
 
 #endif

@@ -10,8 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pv_port.h"
+
 struct vm;
-struct hotplug_report;
 
 struct hotplug_report_ops {
 	void *opaque;
@@ -23,9 +24,14 @@ struct hotplug_report_ops {
 		       uint64_t guest_ns);
 };
 
-/* The port on vm->pio, for vm's RAM and maxcpus. Returns 0 or -errno (logged). */
-int hotplug_report_init(struct vm *vm, const struct hotplug_report_ops *ops,
-			struct hotplug_report **out);
-void hotplug_report_exit(struct hotplug_report *d);
+struct hotplug_report {
+	struct vm *vm;
+	struct hotplug_report_ops ops;
+	struct pv_port port;
+};
+
+/* Put `d` (the caller's) on vm->pio, for vm's RAM and maxcpus. Returns 0 or -errno. */
+int hotplug_report_init(struct hotplug_report *d, struct vm *vm,
+			const struct hotplug_report_ops *ops);
 
 #endif
