@@ -203,26 +203,33 @@ static void test_add_and_del_answers(void **state)
 				  "\"core-id\": 2, \"thread-id\": 0}}\n";
 	static const char del[] = "{\"execute\": \"device_del\", \"arguments\": {\"id\": "
 				  "\"/machine/unattached/device[1]\"}}\n";
+	static const struct {
+		const char *req;
+		int *result; /* what cpus_add() or cpus_request_removal() says */
+		int value;
+		const char *answer;
+	} cases[] = {
+		{ add, &add_result, 0, "{\"return\":{}}" },
+		{ add, &add_result, -EEXIST, "CPU[2] with APIC ID 2 exists" },
+		{ add, &add_result, -ESHUTDOWN, "the VM is shutting down" },
+		{ add, &add_result, -ENOMEM, "cannot create vCPU 2: " },
+		{ del, &removal_result, 0, "{\"return\":{}}" },
+		{ del, &removal_result, -EALREADY, "is already in the process of unplug" },
+		{ del, &removal_result, -EPERM, "Boot CPU is unpluggable" },
+		{ del, &removal_result, -EOPNOTSUPP,
+		  "acpi: device unplug request for not supported device type" },
+	};
+	size_t i;
 
 	(void)state;
-	assert_contains(execute(add), "{\"return\":{}}");
-	add_result = -EEXIST;
-	assert_contains(execute(add), "CPU[2] with APIC ID 2 exists");
-	add_result = -ESHUTDOWN;
-	assert_contains(execute(add), "the VM is shutting down");
-	add_result = -ENOMEM;
-	assert_contains(execute(add), "cannot create vCPU 2: ");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		*cases[i].result = cases[i].value;
+		assert_contains(execute(cases[i].req), cases[i].answer);
+	}
+	/* Before the lifecycle is asked: the id and the device's name. */
+	add_result = 0;
 	ids[1] = "cpu2";
 	assert_contains(execute(add), "Duplicate device ID 'cpu2'");
-
-	ids[1] = NULL;
-	assert_contains(execute(del), "{\"return\":{}}");
-	removal_result = -EALREADY;
-	assert_contains(execute(del), "is already in the process of unplug");
-	removal_result = -EPERM;
-	assert_contains(execute(del), "Boot CPU is unpluggable");
-	removal_result = -EOPNOTSUPP;
-	assert_contains(execute(del), "acpi: device unplug request for not supported device type");
 	assert_contains(
 	    execute("{\"execute\": \"device_del\", \"arguments\": {\"id\": \"cpu3\"}}\n"),
 	    "\"class\":\"DeviceNotFound\"");

@@ -28,6 +28,26 @@ struct json_object *qmp_test_next_line(struct qmp_session *c)
 	return o;
 }
 
+void qmp_test_send(struct qmp_session *c, const char *text)
+{
+	qmp_session_input(c, text, strlen(text));
+}
+
+struct qmp_session *qmp_test_session(struct qmp_server *s)
+{
+	static const char caps[] = "{\"execute\": \"qmp_capabilities\"}\n";
+	struct qmp_session *c = qmp_session_create(s);
+	struct json_object *o;
+
+	assert_non_null(c);
+	json_object_put(qmp_test_next_line(c)); /* the greeting */
+	qmp_test_send(c, caps);
+	o = qmp_test_next_line(c);
+	assert_non_null(o);
+	json_object_put(o);
+	return c;
+}
+
 /* Let the server dispatch until `fd` has something to read, then read one chunk. */
 static void read_once(struct qmp_server *s, int fd)
 {
@@ -68,7 +88,7 @@ void qmp_test_negotiate(struct qmp_server *s, int fd)
 	read_once(s, fd); /* {"return": {}} */
 }
 
-const char *qmp_test_read(struct qmp_server *s, int fd)
+char *qmp_test_read(struct qmp_server *s, int fd)
 {
 	static char buf[1 << 20];
 	size_t len = 0;

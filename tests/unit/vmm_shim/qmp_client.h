@@ -14,6 +14,12 @@
 /* The next CRLF-ended line of a session's output, parsed (the caller puts it); NULL: none. */
 struct json_object *qmp_test_next_line(struct qmp_session *c);
 
+/* The client of the socketless session `c` sends `text`. */
+void qmp_test_send(struct qmp_session *c, const char *text);
+
+/* A socketless session of `s`, past the greeting and qmp_capabilities. */
+struct qmp_session *qmp_test_session(struct qmp_server *s);
+
 /* `s` listens on a fresh path (written to `path`; `tag` in its name; the caller unlinks it). */
 void qmp_test_listen(struct qmp_server *s, const char *tag, char *path, size_t len);
 
@@ -25,9 +31,9 @@ void qmp_test_negotiate(struct qmp_server *s, int fd);
 
 /*
  * Everything the client `fd` can read after the server dispatched 20 times: NUL-terminated,
- * in a static buffer that the next call reuses.
+ * in a static buffer (the caller may write to it) that the next call reuses.
  */
-const char *qmp_test_read(struct qmp_server *s, int fd);
+char *qmp_test_read(struct qmp_server *s, int fd);
 
 /* How often `needle` occurs in `text`. */
 unsigned qmp_test_count(const char *text, const char *needle);
