@@ -20,12 +20,20 @@ B := build/san
 endif
 
 # ---- VMM -------------------------------------------------------------------------------
-VMM_SRCS := vmm/main.c vmm/config.c vmm/log.c vmm/kvm.c vmm/mem.c vmm/vcpu.c vmm/bus.c \
-	vmm/loader.c vmm/vm.c vmm/x86/acpi.c vmm/x86/e820.c vmm/x86/cpuid.c vmm/x86/regs.c \
-	vmm/devices/uart16550.c vmm/devices/debug_exit.c vmm/devices/acpi_pm.c \
-	vmm/devices/cphp.c vmm/devices/cpu_hotplug.c vmm/qmp.c vmm/control.c \
-	vmm/devices/virtio_mmio.c vmm/devices/virtio_console.c vmm/agent.c vmm/agent_frame.c vmm/control_agent.c \
-	vmm/chaos.c vmm/console.c
+# The core at the top of vmm/, the devices in vmm/devices/, the control plane (QMP, the
+# guest agent) in vmm/control/, x86 specifics in vmm/x86/.
+VMM_CONFIG_SRCS := $(addprefix vmm/,config.c config_smp.c config_chaos.c)
+VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c bus.c \
+	loader.c chaos.c console.c) $(VMM_CONFIG_SRCS)
+VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c e820.c cpuid.c regs.c)
+VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
+	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c virtio_mmio.c \
+	virtio_console.c)
+VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
+VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \
+	agent_requests.c control_agent.c)
+VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c $(VMM_AGENT_SRCS)
+VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c
 
@@ -38,13 +46,24 @@ $(B)/plugvm: $(VMM_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ $(VMM_LIBS)
 
-# plugctl: the QMP client (vmm/plugctl.c), beside plugvm.
-$(B)/plugctl: $(B)/vmm/plugctl.o
+-include $(VMM_OBJS:.o=.d)
+
+# ---- tools -----------------------------------------------------------------------------
+# plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm. It
+# shares only vmm/version.h and vmm/utf8.h with the VMM.
+PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c)
+PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
+
+$(B)/tools/%.o: tools/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(HOST_CFLAGS) -I. -MMD -MP -c $< -o $@
+
+$(B)/plugctl: $(PLUGCTL_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ -ljson-c
--include $(B)/vmm/plugctl.d
 
--include $(VMM_OBJS:.o=.d)
+-include $(PLUGCTL_OBJS:.o=.d)
 
 # ---- guest ------------------------------------------------------------------------------
 GCC_INCLUDE := $(shell $(CC) -print-file-name=include)
@@ -118,7 +137,11 @@ guest-rt: $(GUEST_PREFIX)/rt/guest.elf
 
 # ---- unit tests (cmocka, host) ---------------------------------------------------------
 # A fragment declares: UNIT_TESTS += test_foo; UNIT_test_foo_SRCS := the module sources.
+# VMM tests add $(UNIT_VMM_STUBS) (weak stand-ins for the modules they do not link) and, to
+# talk to a QMP server, $(UNIT_QMP_CLIENT).
 UNIT_TESTS :=
+UNIT_VMM_STUBS := tests/unit/vmm_shim/stubs.c
+UNIT_QMP_CLIENT := tests/unit/vmm_shim/qmp_client.c
 include $(sort $(wildcard tests/unit/*.mk))
 UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -DPLUGVM_HOST_TEST -Itests/unit/shim -Iguest -Icommon -I.
@@ -128,7 +151,8 @@ UNIT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitiz
 UNIT_LDFLAGS += -fsanitize=address,undefined
 endif
 UNIT_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/drivers/*.h guest/apps/*.h \
-	vmm/*.h vmm/*/*.h tests/unit/shim/*.h tests/unit/*.h)
+	vmm/*.h vmm/*/*.h tools/*/*.h tests/unit/shim/*.h tests/unit/vmm_shim/*.h \
+	tests/unit/*.h)
 
 define unit_rule
 $(B)/tests/unit/$(1): tests/unit/$(1).c $$(UNIT_$(1)_SRCS) tests/unit/shim/arch_shim.c $$(UNIT_HEADERS)
@@ -206,10 +230,11 @@ check-static:
 	$(Q)clang-format --dry-run -Werror $(FORMAT_FILES)
 	@echo "  CHECK   cppcheck"
 	$(Q)$(CPPCHECK) -Icommon vmm/
+	$(Q)$(CPPCHECK) -I. -Icommon tools/
 	$(Q)$(CPPCHECK) -Iguest -Iguest/arch/x86 -Icommon guest/
-	@echo "  CHECK   gcc -fanalyzer vmm/"
-	$(Q)for f in $(VMM_SRCS) vmm/plugctl.c; do \
-		$(CC) $(HOST_CFLAGS) -fanalyzer -c -o /dev/null $$f || exit 1; done
+	@echo "  CHECK   gcc -fanalyzer vmm/ tools/"
+	$(Q)for f in $(VMM_SRCS) $(PLUGCTL_SRCS); do \
+		$(CC) $(HOST_CFLAGS) -I. -fanalyzer -c -o /dev/null $$f || exit 1; done
 
 # The VMM and the unit tests under ASan+UBSan; the integration tests against that VMM.
 check-san: guest

@@ -10,6 +10,7 @@
 #      guest/arch/x86/ kernel/, common/ and its own headers (never drivers/ or apps/);
 #      guest/drivers/  kernel/, drivers/, common/ and "arch.h" (never apps/, x86.h, ...);
 #      guest/apps/     kernel/, drivers/, apps/, common/ and "arch.h".
+#  - vmm/ and tools/: no include cycle between modules (vmm_module_cycles below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -74,5 +75,25 @@ guest_layer guest/drivers "drivers/ may include kernel/, drivers/, common/ and a
 	'kernel/*' 'drivers/*' arch.h
 guest_layer guest/apps "apps/ may include kernel/, drivers/, apps/, common/ and arch.h only" \
 	'kernel/*' 'drivers/*' 'apps/*' arch.h
+
+# vmm/ and tools/: the modules' includes form no cycle. A module is foo.c with foo.h; an
+# include is an arrow from the including file's module to the module of the header it names
+# (resolved from the including file's folder; common/ and system headers are not modules).
+# So a device that includes vm.h may not be included by vm.c, and a layer below the control
+# plane never includes it: what calls upward does it through callbacks.
+vmm_module_edges() {
+	local f inc target
+	for f in $(find vmm tools -name '*.[ch]' 2>/dev/null | sort); do
+		while read -r inc; do
+			target=$(realpath -m --relative-to=. "$(dirname "$f")/$inc")
+			[ -e "$target" ] || continue
+			[ "${f%.[ch]}" = "${target%.[ch]}" ] || echo "${f%.[ch]} ${target%.[ch]}"
+		done < <(sed -nE 's/^\s*#\s*include\s*"([^"]+)".*/\1/p' "$f")
+	done
+}
+if ! loops=$(vmm_module_edges | tsort 2>&1 >/dev/null) || [ -n "$loops" ]; then
+	bad "vmm/" "modules include each other in a cycle (foo.c and foo.h are one module):"
+	echo "$loops" >&2
+fi
 
 exit $fail

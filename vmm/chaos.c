@@ -205,14 +205,23 @@ static uint64_t sleep_unless_stopped(uint32_t us, const atomic_bool *stop)
 	return (now_ns() - start) / 1000;
 }
 
-void chaos_vcpu_stall(struct chaos *c, unsigned id, const atomic_bool *stop)
+/* vCPU `id`'s draw from its stream of `streams` for `knob`: 0 when there is no delay. */
+static uint32_t vcpu_draw(struct chaos *c, unsigned id, struct chaos_stream *streams,
+			  const struct chaos_knob *knob, const atomic_bool *stop)
 {
 	uint32_t us;
 
-	if (!c || id >= c->nr_vcpus)
-		return;
-	us = chaos_draw(&c->stall_streams[id], &c->cfg.stall);
-	if (!us || atomic_load(stop))
+	if (id >= c->nr_vcpus)
+		return 0;
+	us = chaos_draw(&streams[id], knob);
+	return atomic_load(stop) ? 0 : us;
+}
+
+void chaos_vcpu_stall(struct chaos *c, unsigned id, const atomic_bool *stop)
+{
+	uint32_t us = c ? vcpu_draw(c, id, c->stall_streams, &c->cfg.stall, stop) : 0;
+
+	if (!us)
 		return;
 	atomic_fetch_add(&c->stalls, 1);
 	atomic_fetch_add(&c->stall_us, sleep_unless_stopped(us, stop));
@@ -220,13 +229,10 @@ void chaos_vcpu_stall(struct chaos *c, unsigned id, const atomic_bool *stop)
 
 void chaos_vcpu_start(struct chaos *c, unsigned id, const atomic_bool *stop)
 {
+	uint32_t us = c ? vcpu_draw(c, id, c->start_streams, &c->cfg.start, stop) : 0;
 	uint64_t slept;
-	uint32_t us;
 
-	if (!c || id >= c->nr_vcpus)
-		return;
-	us = chaos_draw(&c->start_streams[id], &c->cfg.start);
-	if (!us || atomic_load(stop))
+	if (!us)
 		return;
 	slept = sleep_unless_stopped(us, stop);
 	atomic_fetch_add(&c->starts, 1);

@@ -131,4 +131,12 @@ int config_format_chaos(const struct chaos_config *c, char *buf, size_t len);
 /* The usage text printed by --help. */
 extern const char config_usage[];
 
+/* ---- shared by the parsers (config.c, config_smp.c, config_chaos.c) ---- */
+
+/* A message into err (NULL or errlen 0: none), as snprintf. */
+void config_set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The `len` decimal digits at s, at most `max`, into *out. Returns 0 or -EINVAL. */
+int config_parse_uint(const char *s, size_t len, unsigned long long max, unsigned long long *out);
+
 #endif

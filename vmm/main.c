@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* plugvm: flags -> config -> vm_run(). The only place that exits. */
+/* plugvm: flags -> config -> machine_run(). The only place that exits. */
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -11,6 +11,7 @@
 #include "config.h"
 #include "exitcode.h"
 #include "log.h"
+#include "machine.h"
 #include "plugvm_abi.h"
 #include "version.h"
 #include "vm.h"
@@ -62,10 +63,10 @@ int main(int argc, char **argv)
 		return PLUGVM_EXIT_SETUP;
 	}
 
-	status = vm_create(&vm, &cfg);
+	status = machine_create(&vm, &cfg);
 	if (status == 0)
-		status = vm_run(&vm);
-	vm_destroy(&vm);
+		status = machine_run(&vm);
+	machine_destroy(&vm);
 	config_free(&cfg);
 	return status;
 }

@@ -3,7 +3,8 @@
  * vCPU threads: create, run, kick, stop. The run loop dispatches exits to the buses and
  * turns guest crashes into a register dump and a stop; it never blocks on anything but
  * KVM_RUN. A kick is a flag plus SIGUSR1, whose handler sets kvm_run.immediate_exit so a
- * kick that lands just before KVM_RUN is not lost.
+ * kick that lands just before KVM_RUN is not lost. When a thread runs, and whether it may
+ * be kicked, is cpus.c's to decide.
  */
 #include "vcpu.h"
 
@@ -58,9 +59,8 @@ int vcpu_init_signals(void)
 	return 0;
 }
 
-int vcpu_create(struct vm *vm, int id, bool boot)
+int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 {
-	struct vcpu *v = &vm->vcpus[id];
 	struct kvm_cpuid2 *cpuid;
 	void *run;
 	int fd, err;
@@ -83,7 +83,7 @@ int vcpu_create(struct vm *vm, int id, bool boot)
 	v->fd = fd;
 	v->run = run;
 	pthread_mutex_init(&v->start_lock, NULL);
-	v->start_pending = false;
+	atomic_store(&v->start_pending, false);
 
 	if (id == 0 && !vm->cpuid.tsc_khz) {
 		/* The first vCPU tells the TSC rate every vCPU's CPUID will advertise. */
@@ -123,7 +123,6 @@ int vcpu_create(struct vm *vm, int id, bool boot)
 			goto fail;
 		}
 	}
-	atomic_store(&v->state, VCPU_PARKED);
 	return 0;
 fail:
 	vcpu_destroy(v);
@@ -137,9 +136,10 @@ static void apply_direct_start(struct vcpu *v)
 	struct long_mode_start r;
 	bool pending;
 
+	if (!atomic_load(&v->start_pending))
+		return; /* the common case, every exit: no lock */
 	pthread_mutex_lock(&v->start_lock);
-	pending = v->start_pending;
-	v->start_pending = false;
+	pending = atomic_exchange(&v->start_pending, false);
 	r = v->start;
 	pthread_mutex_unlock(&v->start_lock);
 	if (!pending)
@@ -152,24 +152,28 @@ fail:
 	log_error("vCPU %d: direct start: %s", v->id, strerror(errno));
 }
 
-int vcpu_direct_start(struct vcpu *v, const struct long_mode_start *r)
+void vcpu_post_start(struct vcpu *v, const struct long_mode_start *r)
 {
-	if (atomic_load(&v->state) != VCPU_RUNNING)
-		return -EINVAL;
 	pthread_mutex_lock(&v->start_lock);
 	v->start = *r;
-	v->start_pending = true;
+	atomic_store(&v->start_pending, true);
 	pthread_mutex_unlock(&v->start_lock);
 	/* Out of KVM_RUN (where it waits for SIPI, or halts): its loop applies the start. */
 	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
-	return 0;
+}
+
+void vcpu_drop_start(struct vcpu *v)
+{
+	pthread_mutex_lock(&v->start_lock);
+	atomic_store(&v->start_pending, false);
+	pthread_mutex_unlock(&v->start_lock);
 }
 
 int vcpu_reset_for_sipi(struct vcpu *v)
 {
 	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_INIT_RECEIVED };
 
-	if (atomic_load(&v->state) != VCPU_PARKED || !v->reset)
+	if (!v->reset)
 		return -EINVAL;
 	if (ioctl(v->fd, KVM_SET_REGS, &v->reset->regs) < 0 ||
 	    ioctl(v->fd, KVM_SET_SREGS, &v->reset->sregs) < 0 ||
@@ -384,14 +388,15 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-int vcpu_start(struct vcpu *v)
+int vcpu_start_thread(struct vcpu *v, bool hot_added)
 {
 	sigset_t all, old;
 	int err, i;
 
 	atomic_store(&v->stop, false);
 	atomic_store(&v->tid, 0);
-	v->hot_added = v->vm->boot_vcpus_started;
+	v->hot_added = hot_added;
+	vcpu_drop_start(v); /* a new life: nothing asked of an earlier one applies */
 	/* The thread inherits a mask with only the kick signal open; the main thread takes
 	 * every process-directed signal through its signalfd. */
 	sigfillset(&all);
@@ -407,7 +412,6 @@ int vcpu_start(struct vcpu *v)
 		log_error("vCPU %d: cannot start its thread: %s", v->id, strerror(err));
 		return -err;
 	}
-	atomic_store(&v->state, VCPU_RUNNING);
 	/* Its host thread id is part of what QMP reports: wait for it (microseconds). */
 	for (i = 0; i < 20000 && !atomic_load(&v->tid); i++)
 		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
@@ -416,19 +420,13 @@ int vcpu_start(struct vcpu *v)
 
 void vcpu_kick_stop(struct vcpu *v)
 {
-	if (atomic_load(&v->state) != VCPU_RUNNING)
-		return;
 	atomic_store(&v->stop, true);
 	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
 }
 
-void vcpu_stop_and_join(struct vcpu *v)
+void vcpu_join(struct vcpu *v)
 {
-	if (atomic_load(&v->state) != VCPU_RUNNING)
-		return;
-	vcpu_kick_stop(v);
 	pthread_join(v->thread, NULL);
-	atomic_store(&v->state, VCPU_PARKED);
 }
 
 void vcpu_destroy(struct vcpu *v)
@@ -441,5 +439,4 @@ void vcpu_destroy(struct vcpu *v)
 		close(v->fd);
 	v->run = NULL;
 	v->fd = -1;
-	atomic_store(&v->state, VCPU_ABSENT);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vCPUs: one KVM vCPU fd and one thread each. KVM cannot destroy a single vCPU, so a vCPU
- * that is removed keeps its fd *parked* for the next add of the same APIC ID. The run loop
- * only dispatches exits to the buses; everything else lives in devices.
+ * that is removed keeps its fd *parked* for the next add of the same APIC ID (cpus.c
+ * decides when). The run loop only dispatches exits to the buses; everything else lives
+ * in devices.
  */
 #ifndef PLUGVM_VMM_VCPU_H
 #define PLUGVM_VMM_VCPU_H
@@ -19,59 +20,64 @@ struct vm;
 struct kvm_run;
 struct vcpu_snapshot;
 
-enum vcpu_state {
-	VCPU_ABSENT, /* no fd yet */
-	VCPU_RUNNING, /* fd and thread */
-	VCPU_PARKED, /* fd kept, no thread */
-};
-
+/*
+ * One vCPU's KVM fd and thread; cpus.c owns its life (which of these runs when, under its
+ * lock). The direct start request is a mailbox between whoever asks (cpus.c, the caller
+ * of vcpu_post_start()) and the vCPU's own thread, which applies it before its next
+ * KVM_RUN.
+ */
 struct vcpu {
 	struct vm *vm;
 	int id; /* KVM vCPU id == APIC ID */
-	int fd;
+	int fd; /* -1: not created yet */
 	struct kvm_run *run;
 	pthread_t thread;
-	_Atomic int state; /* enum vcpu_state */
 	atomic_bool stop; /* leave KVM_RUN and end the thread */
 	_Atomic pid_t tid; /* host thread id, for query-cpus-fast (0 until it runs) */
-	bool hot_added; /* set by vcpu_start() for its thread: started after boot (device_add) */
+	bool hot_added; /* its thread started after boot (device_add): --chaos may delay it */
 	struct vcpu_snapshot *reset; /* state at creation: a parked vCPU goes back to it */
-	/* Paravirt direct start, applied by the vCPU's own thread before its next KVM_RUN. */
 	pthread_mutex_t start_lock;
-	bool start_pending;
+	/* Guarded by start_lock (start_pending also read without it, as a hint): */
+	atomic_bool start_pending;
 	struct long_mode_start start;
 };
 
 /*
- * Create the KVM vCPU `id` (fd, kvm_run mapping, CPUID) in slot vm->vcpus[id]. If `boot`
- * it gets the PVH entry state; otherwise KVM leaves it waiting for INIT/SIPI. Returns 0 or
+ * Create the KVM vCPU `id` (fd, kvm_run mapping, CPUID) in `v`. If `boot` it gets the PVH
+ * entry state; otherwise KVM leaves it waiting for INIT/SIPI. Main thread. Returns 0 or
  * -errno (logged).
  */
-int vcpu_create(struct vm *vm, int id, bool boot);
+int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot);
 
 /*
- * A parked vCPU goes back to the state it was created in (registers, LAPIC, FPU), waiting
- * for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).
+ * A vCPU without a thread goes back to the state it was created in (registers, LAPIC,
+ * FPU), waiting for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).
  */
 int vcpu_reset_for_sipi(struct vcpu *v);
 
 /*
- * Have the (running) vCPU jump to `r->entry` in 64-bit mode (plugvm_abi.h's direct start):
- * recorded and the vCPU kicked; its thread sets the registers. Returns 0 or -EINVAL (no
- * thread to do it).
+ * Start the vCPU's thread, with no direct start pending. A `hot_added` vCPU's first
+ * KVM_RUN may be delayed by --chaos; its tid is published before that. Main thread.
+ * Returns 0 or -errno (logged).
  */
-int vcpu_direct_start(struct vcpu *v, const struct long_mode_start *r);
+int vcpu_start_thread(struct vcpu *v, bool hot_added);
 
 /*
- * Start the vCPU's thread. After the boot vCPUs (a hot-add), --chaos may delay the thread's
- * first KVM_RUN; its tid is published before that. Main thread. Returns 0 or -errno (logged).
+ * Have the vCPU's thread jump to `r->entry` in 64-bit mode (plugvm_abi.h's direct start)
+ * before its next KVM_RUN: recorded, and the thread kicked. The caller makes sure the
+ * thread runs and is not joined meanwhile (cpus.c: under its lock, RUNNING).
  */
-int vcpu_start(struct vcpu *v);
+void vcpu_post_start(struct vcpu *v, const struct long_mode_start *r);
+/* Forget a direct start not applied yet (its thread is ending). */
+void vcpu_drop_start(struct vcpu *v);
 
-/* Ask the vCPU's thread to end and kick it out of KVM_RUN; does not wait. */
+/*
+ * Ask the vCPU's thread to end and kick it out of KVM_RUN; does not wait. The caller
+ * makes sure the thread was started and is not joined yet.
+ */
 void vcpu_kick_stop(struct vcpu *v);
-/* Ask the vCPU's thread to end, kick it out of KVM_RUN, and wait for it. */
-void vcpu_stop_and_join(struct vcpu *v);
+/* Wait for the thread vcpu_kick_stop() told to end. Main thread. */
+void vcpu_join(struct vcpu *v);
 
 /*
  * Print the vCPU's registers, the instruction bytes at RIP if `insn` is non-NULL, and a
@@ -79,7 +85,7 @@ void vcpu_stop_and_join(struct vcpu *v);
  */
 void vcpu_dump(struct vcpu *v, const uint8_t *insn, unsigned insn_len);
 
-/* Close the fd and unmap kvm_run. The thread must have ended. */
+/* Close the fd and unmap kvm_run. The thread must have been joined (or never started). */
 void vcpu_destroy(struct vcpu *v);
 
 /* Install the kick signal handler. Call once before any vCPU thread starts. */

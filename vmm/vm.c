@@ -1,121 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * VM lifecycle. vm_create() builds in the order KVM charges least for: VM, memory slots,
- * irqchip, kernel and boot data, devices, then vCPUs. vm_run() starts the boot vCPUs and
- * runs the main event loop until a stop is requested, then kicks and joins every vCPU.
+ * One VM's handles (vm.h) and its stop protocol: the first request decides the exit
+ * status and wakes the main loop. Everything that builds or runs the VM is machine.c's.
  */
 #include "vm.h"
 
 #include <errno.h>
-#include <linux/kvm.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "chaos.h"
-#include "console.h"
-#include "control.h"
-#include "devices/devices.h"
-#include "exitcode.h"
-#include "loader.h"
 #include "log.h"
-#include "plugvm_abi.h"
-#include "qmp.h"
-#include "vcpu.h"
-#include "x86/acpi.h"
-#include "x86/boot.h"
-#include "x86/cpu.h"
-#include "x86/layout.h"
 
-void vm_request_stop(struct vm *vm, int status)
+int vm_init(struct vm *vm, const struct vm_config *cfg)
 {
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&vm->stop_lock);
-	if (!vm->stop_requested) {
-		vm->stop_requested = true;
-		vm->exit_status = status;
-		if (write(vm->stop_fd, &one, sizeof(one)) < 0)
-			log_error("stop eventfd: %s", strerror(errno));
-	}
-	pthread_mutex_unlock(&vm->stop_lock);
-}
-
-bool vm_stopping(struct vm *vm)
-{
-	bool s;
-
-	pthread_mutex_lock(&vm->stop_lock);
-	s = vm->stop_requested;
-	pthread_mutex_unlock(&vm->stop_lock);
-	return s;
-}
-
-static int load_guest(struct vm *vm)
-{
-	struct acpi_config acfg = { .nr_cpus = vm->cfg->nr_cpus, .max_cpus = vm->cfg->max_cpus };
-	struct loaded_kernel k;
-	char err[512];
-	uint8_t *acpi;
-	gpa_t rsdp;
-	int ret;
-
-	ret = loader_load_file(&vm->mem, vm->cfg->kernel_path, &k, err, sizeof(err));
-	if (ret) {
-		log_error("%s", err);
-		return PLUGVM_EXIT_USAGE;
-	}
-	vm->entry = k.entry;
-	acpi = mem_gpa_ptr(&vm->mem, LAYOUT_ACPI_BASE, LAYOUT_ACPI_SIZE);
-	rsdp = acpi ? acpi_build(acpi, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, &acfg) : 0;
-	if (!rsdp) {
-		log_error("ACPI tables for %u CPUs do not fit %llu KiB", acfg.max_cpus,
-			  LAYOUT_ACPI_SIZE >> 10);
-		return PLUGVM_EXIT_SETUP;
-	}
-	{
-		/* The virtio devices announce themselves on the command line (kvmtool's way). */
-		char extra[512], *cmdline;
-
-		if (virtio_devices_cmdline(vm, extra, sizeof(extra)) ||
-		    asprintf(&cmdline, "%s%s", vm->cfg->cmdline, extra) < 0) {
-			log_error("out of memory");
-			return PLUGVM_EXIT_SETUP;
-		}
-		vm->start_info = pvh_write_start_info(&vm->mem, cmdline, rsdp);
-		free(cmdline);
-	}
-	if (!vm->start_info) {
-		log_error("guest command line too long (at most %llu bytes)",
-			  LAYOUT_CMDLINE_MAX - 1);
-		return PLUGVM_EXIT_USAGE;
-	}
-	log_debug("kernel [%#llx-%#llx) entry %#x, start_info %#llx, rsdp %#llx",
-		  (unsigned long long)k.lowest, (unsigned long long)k.highest, k.entry,
-		  (unsigned long long)vm->start_info, (unsigned long long)rsdp);
-	return 0;
-}
-
-static int create_devices(struct vm *vm)
-{
-	vm->console = console_create(STDOUT_FILENO);
-	if (!vm->console || uart_init(vm) || debug_exit_init(vm) || acpi_pm_init(vm) ||
-	    cpu_hotplug_init(vm) || virtio_devices_init(vm) || agent_init(vm))
-		return PLUGVM_EXIT_SETUP;
-	return 0;
-}
-
-int vm_create(struct vm *vm, const struct vm_config *cfg)
-{
-	unsigned i;
-	int ret;
-
 	memset(vm, 0, sizeof(*vm));
 	vm->cfg = cfg;
 	vm->kvm.dev_fd = vm->kvm.vm_fd = -1;
@@ -125,245 +23,45 @@ int vm_create(struct vm *vm, const struct vm_config *cfg)
 	vm->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vm->stop_fd < 0) {
 		log_error("eventfd: %s", strerror(errno));
-		return PLUGVM_EXIT_SETUP;
-	}
-	vm->vcpus = calloc(cfg->max_cpus, sizeof(*vm->vcpus));
-	if (!vm->vcpus) {
-		log_error("out of memory");
-		return PLUGVM_EXIT_SETUP;
-	}
-	for (i = 0; i < cfg->max_cpus; i++) {
-		vm->vcpus[i].vm = vm;
-		vm->vcpus[i].id = (int)i;
-		vm->vcpus[i].fd = -1;
-	}
-
-	if (kvm_open(&vm->kvm, "/dev/kvm"))
-		return PLUGVM_EXIT_SETUP;
-	if (cfg->max_cpus > vm->kvm.max_vcpus) {
-		log_error("--smp: %u vCPUs exceed KVM's limit of %u on this host", cfg->max_cpus,
-			  vm->kvm.max_vcpus);
-		return PLUGVM_EXIT_USAGE;
-	}
-	vm->cpuid.max_cpus = cfg->max_cpus;
-	vm->cpuid.tsc_deadline = vm->kvm.tsc_deadline;
-	vm->cpuid.features = PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START;
-	if (!cfg->virtio_disabled)
-		vm->cpuid.features |= PLUGVM_FEATURE_VIRTIO;
-
-	if (mem_init(&vm->mem, cfg->mem_bytes))
-		return PLUGVM_EXIT_SETUP;
-	if (kvm_setup_memory_and_irqchip(&vm->kvm, &vm->mem))
-		return PLUGVM_EXIT_SETUP;
-	/* Before the devices: every line change of theirs must go through it. */
-	if (cfg->chaos.enabled) {
-		if (chaos_create(&vm->chaos, &cfg->chaos, cfg->max_cpus, kvm_irq_line_now,
-				 &vm->kvm))
-			return PLUGVM_EXIT_SETUP;
-		if (chaos_irq_enabled(vm->chaos))
-			vm->kvm.chaos = vm->chaos;
-	}
-	ret = create_devices(vm);
-	if (ret)
-		return ret;
-	ret = load_guest(vm);
-	if (ret)
-		return ret;
-	if (vcpu_init_signals())
-		return PLUGVM_EXIT_SETUP;
-	for (i = 0; i < cfg->nr_cpus; i++)
-		if (vcpu_create(vm, (int)i, i == 0))
-			return PLUGVM_EXIT_SETUP;
-	return 0;
-}
-
-/* Console input for the UART. Returns false at EOF or on error (stop watching stdin). */
-static bool read_stdin(struct vm *vm)
-{
-	uint8_t buf[256];
-	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
-
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return true;
-	if (n <= 0)
-		return false;
-	/* The guest's virtio console takes over input once its driver listens. */
-	if (virtio_console_live(vm))
-		virtio_console_rx(vm, buf, (size_t)n);
-	else
-		uart_rx(vm, buf, (size_t)n);
-	return true;
-}
-
-static int event_loop(struct vm *vm, int sig_fd)
-{
-	struct epoll_event ev, events[8];
-	int ep, i, n;
-	bool watch_stdin;
-
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0) {
-		log_error("epoll_create1: %s", strerror(errno));
 		return -errno;
 	}
-	ev.events = EPOLLIN;
-	ev.data.fd = vm->stop_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, vm->stop_fd, &ev);
-	ev.data.fd = sig_fd;
-	epoll_ctl(ep, EPOLL_CTL_ADD, sig_fd, &ev);
-	if (vm->qmp) {
-		ev.data.fd = qmp_server_fd(vm->qmp);
-		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
-	}
-	if (cpu_hotplug_eject_fd(vm) >= 0) {
-		ev.data.fd = cpu_hotplug_eject_fd(vm);
-		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
-	}
-	if (agent_fd(vm) >= 0) {
-		ev.data.fd = agent_fd(vm);
-		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
-	}
-	ev.data.fd = STDIN_FILENO;
-	/* Fails for regular files and /dev/null, which is what we want: no console input. */
-	watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) == 0;
-
-	while (!vm_stopping(vm)) {
-		int t1 = control_next_timeout_ms(vm), t2 = agent_next_timeout_ms(vm);
-
-		n = epoll_wait(ep, events, 8, t1 < 0 || (t2 >= 0 && t2 < t1) ? t2 : t1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		control_check_timeouts(vm);
-		/* Guest agent messages and request deadlines (its fd only wakes the wait). */
-		agent_process(vm);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			log_error("epoll_wait: %s", strerror(errno));
-			vm_request_stop(vm, PLUGVM_EXIT_INTERNAL);
-			break;
-		}
-		for (i = 0; i < n; i++) {
-			int fd = events[i].data.fd;
-
-			if (fd == sig_fd) {
-				struct signalfd_siginfo si;
-
-				if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-					log_error("terminating on signal %u", si.ssi_signo);
-					vm_request_stop(vm, PLUGVM_EXIT_SIGNAL_BASE +
-								(int)si.ssi_signo);
-				}
-			} else if (fd == cpu_hotplug_eject_fd(vm)) {
-				cpu_hotplug_process_ejects(vm);
-			} else if (vm->qmp && fd == qmp_server_fd(vm->qmp)) {
-				qmp_server_dispatch(vm->qmp);
-			} else if (fd == STDIN_FILENO && watch_stdin) {
-				if (!read_stdin(vm)) {
-					epoll_ctl(ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
-					watch_stdin = false;
-				}
-			}
-		}
-	}
-	close(ep);
 	return 0;
 }
 
-int vm_start_vcpus(struct vm *vm)
+void vm_fini(struct vm *vm)
 {
-	unsigned i;
-
-	if (vm->started)
-		return 0;
-	vm->started = true;
-	for (i = 0; i < vm->cfg->nr_cpus; i++) {
-		if (vcpu_start(&vm->vcpus[i])) {
-			vm_request_stop(vm, PLUGVM_EXIT_SETUP);
-			return -1;
-		}
-	}
-	vm->boot_vcpus_started = true;
-	return 0;
+	if (vm->stop_fd >= 0)
+		close(vm->stop_fd);
+	vm->stop_fd = -1;
+	pthread_mutex_destroy(&vm->stop_lock);
 }
 
-int vm_run(struct vm *vm)
+void vm_request_stop(struct vm *vm, int status)
 {
-	sigset_t mask;
-	unsigned i;
-	int sig_fd, status;
+	uint64_t one = 1;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sig_fd < 0) {
-		log_error("signalfd: %s", strerror(errno));
-		return PLUGVM_EXIT_SETUP;
+	pthread_mutex_lock(&vm->stop_lock);
+	if (!atomic_load(&vm->stop_requested)) {
+		vm->exit_status = status;
+		atomic_store(&vm->stop_requested, true);
+		if (write(vm->stop_fd, &one, sizeof(one)) < 0)
+			log_error("stop eventfd: %s", strerror(errno));
 	}
+	pthread_mutex_unlock(&vm->stop_lock);
+}
 
-	if (control_start(vm)) {
-		close(sig_fd);
-		return PLUGVM_EXIT_SETUP;
-	}
-	if (!vm->cfg->start_paused || !vm->qmp)
-		vm_start_vcpus(vm);
-	event_loop(vm, sig_fd);
+bool vm_stopping(struct vm *vm)
+{
+	/* Polled by every vCPU loop and the main loop: no lock, one atomic load. */
+	return atomic_load(&vm->stop_requested);
+}
 
-	/* Kick every vCPU first, then join: the exits overlap. */
-	for (i = 0; i < vm->cfg->max_cpus; i++)
-		vcpu_kick_stop(&vm->vcpus[i]);
-	for (i = 0; i < vm->cfg->max_cpus; i++)
-		vcpu_stop_and_join(&vm->vcpus[i]);
-	close(sig_fd);
-	chaos_stop(vm->chaos);
-	chaos_report(vm->chaos);
+int vm_exit_status(struct vm *vm)
+{
+	int status;
 
 	pthread_mutex_lock(&vm->stop_lock);
 	status = vm->exit_status;
 	pthread_mutex_unlock(&vm->stop_lock);
-	agent_shutdown(vm);
-	control_stop(vm, status);
-	/* SIGQUIT asks for a post-mortem of a hung guest, like a core dump would give. */
-	if (status == PLUGVM_EXIT_SIGNAL_BASE + SIGQUIT)
-		for (i = 0; i < vm->cfg->max_cpus; i++)
-			if (vm->vcpus[i].fd >= 0)
-				vcpu_dump(&vm->vcpus[i], NULL, 0);
 	return status;
-}
-
-void vm_destroy(struct vm *vm)
-{
-	unsigned i;
-
-	control_free(vm);
-	if (vm->vcpus) {
-		for (i = 0; i < vm->cfg->max_cpus; i++) {
-			vcpu_stop_and_join(&vm->vcpus[i]);
-			if (vm->vcpus[i].fd >= 0)
-				vcpu_destroy(&vm->vcpus[i]);
-		}
-		free(vm->vcpus);
-		vm->vcpus = NULL;
-	}
-	/* Only the main thread is left: nothing else can be inside chaos_irq_line(). */
-	vm->kvm.chaos = NULL;
-	chaos_destroy(vm->chaos);
-	vm->chaos = NULL;
-	agent_exit(vm);
-	virtio_devices_exit(vm);
-	cpu_hotplug_exit(vm);
-	acpi_pm_exit(vm);
-	uart_exit(vm);
-	console_destroy(vm->console); /* after the devices: the guest's last words go out */
-	vm->console = NULL;
-	kvm_close(&vm->kvm);
-	mem_destroy(&vm->mem);
-	if (vm->stop_fd >= 0)
-		close(vm->stop_fd);
-	pthread_mutex_destroy(&vm->stop_lock);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One virtual machine: KVM handles, guest memory, the I/O buses with their devices, the
- * vCPUs, and the stop protocol. The main thread runs the event loop (signals, console
- * input, later the control socket); each vCPU runs on its own thread.
+ * One virtual machine's handles: KVM, guest memory, the I/O buses with their devices, the
+ * vCPUs (cpus.h), the control plane's state; and the stop protocol any thread may use.
+ * Devices, vCPUs and the control plane include this; it includes none of them (forward
+ * declarations only), and machine.c builds and runs what it points to.
  */
 #ifndef PLUGVM_VMM_VM_H
 #define PLUGVM_VMM_VM_H
@@ -18,11 +19,10 @@
 #include "mem.h"
 #include "x86/cpu.h"
 
-struct vcpu;
+struct cpus;
 struct qmp_server;
 struct uart;
 struct acpi_pm;
-struct cpu_hotplug;
 struct virtio_devices;
 struct agent;
 struct control_agent;
@@ -39,42 +39,32 @@ struct vm {
 	uint32_t entry; /* PVH entry */
 	gpa_t start_info;
 
-	struct vcpu *vcpus; /* cfg->max_cpus slots, index == APIC ID */
+	struct cpus *cpus; /* every possible vCPU and its life (cpus.h) */
 
 	struct console *console; /* the guest console's output (stdout) */
 	struct uart *uart;
 	struct acpi_pm *pm;
-	struct cpu_hotplug *cpuhp; /* ACPI CPU hotplug block */
 	struct virtio_devices *virtio; /* NULL with --virtio off */
 	struct agent *agent; /* the host end of the agent channel (agent.h) */
 	struct control_agent *ctl_agent; /* control_agent.c's state (main thread) */
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
-	char **cpu_ids; /* per slot: the QMP id of a hot-added CPU, or NULL (main thread) */
-	_Atomic uint64_t *unplug_deadline; /* per slot: CLOCK_MONOTONIC ns, 0 = no request */
-	_Atomic uint64_t *request_ns; /* per slot: when device_add/del asked, 0 = none */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
-	bool started; /* the boot vCPUs run (false until `cont` with -S); main thread */
-	bool boot_vcpus_started; /* set after them: a later vcpu_start() is a hot-add */
 	struct chaos *chaos; /* --chaos, else NULL */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
 	pthread_mutex_t stop_lock;
-	bool stop_requested; /* guarded by stop_lock */
+	atomic_bool stop_requested; /* set under stop_lock, read without it */
 	int exit_status; /* guarded by stop_lock */
 	int stop_fd; /* eventfd the main loop waits on */
 };
 
 /*
- * Build the VM for `cfg`: KVM, memory, kernel, boot data, ACPI tables, devices and the
- * boot vCPUs. Returns 0, or an exit code from exitcode.h after logging why.
+ * Reset `vm` for `cfg`: no KVM, memory or device yet (machine.c builds those), the stop
+ * protocol ready. Returns 0 or -errno (logged).
  */
-int vm_create(struct vm *vm, const struct vm_config *cfg);
-
-/* Start the boot vCPUs and run the event loop until the VM stops. Returns the exit status. */
-int vm_run(struct vm *vm);
-
-/* Release everything vm_create() built. Safe on a partly built VM. */
-void vm_destroy(struct vm *vm);
+int vm_init(struct vm *vm, const struct vm_config *cfg);
+/* Release what vm_init() made. After everything else of the VM. */
+void vm_fini(struct vm *vm);
 
 /*
  * Ask the VM to stop with `status` (exitcode.h, or a guest's debug-exit status). The first
@@ -82,10 +72,10 @@ void vm_destroy(struct vm *vm);
  */
 void vm_request_stop(struct vm *vm, int status);
 
-/* Start the boot vCPUs (once). Returns 0, or -1 after requesting a stop. Main thread. */
-int vm_start_vcpus(struct vm *vm);
-
 /* True once a stop was requested (vCPU loops poll this after each kick). */
 bool vm_stopping(struct vm *vm);
+
+/* The status the first vm_request_stop() gave (0 if none). */
+int vm_exit_status(struct vm *vm);
 
 #endif

@@ -19,10 +19,10 @@ FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
 FUZZ_fuzz_acpi_SRCS := guest/arch/x86/acpi.c guest/kernel/printk.c tests/unit/shim/arch_shim.c
 FUZZ_fuzz_acpi_CFLAGS := -Dvsnprintf=guest_vsnprintf -Dsnprintf=guest_snprintf
 FUZZ_fuzz_cmdline_SRCS := guest/kernel/cmdline.c
-FUZZ_fuzz_config_SRCS := vmm/config.c vmm/log.c
-FUZZ_fuzz_qmp_SRCS := vmm/qmp.c vmm/log.c
+FUZZ_fuzz_config_SRCS := $(VMM_CONFIG_SRCS) vmm/log.c
+FUZZ_fuzz_qmp_SRCS := $(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_LIBS := -ljson-c
-FUZZ_fuzz_virtio_SRCS := vmm/devices/virtio_mmio.c vmm/agent_frame.c vmm/mem.c vmm/log.c
+FUZZ_fuzz_virtio_SRCS := vmm/devices/virtio_mmio.c vmm/control/agent_frame.c vmm/mem.c vmm/log.c
 
 FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/arch/x86/acpi.h vmm/*.h vmm/*/*.h \
 	tests/unit/shim/*.h)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: vmm/qmp.c, the control socket's protocol. The input is what a client
- * sends, fed to one session in pieces whose sizes come from the input's first byte (so
+ * libFuzzer target: vmm/control/qmp_session.c, the control socket's protocol. The input is
+ * what a client sends, fed to one session in pieces whose sizes come from the input's first byte (so
  * requests split across reads are covered). Every output line must be one JSON object,
  * and the output stays within QMP_MAX_OUTPUT.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/qmp.h"
+#include "vmm/control/qmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: vmm/devices/virtio_mmio.c and vmm/agent_frame.c, what a hostile guest
- * controls. The input: a 16-bit length L (at most 4096), L bytes that become guest RAM at
+ * libFuzzer target: vmm/devices/virtio_mmio.c and vmm/control/agent_frame.c, what a
+ * hostile guest controls. The input: a 16-bit length L (at most 4096), L bytes that become guest RAM at
  * 0 and again at 4 KiB (descriptors, avail and used rings, buffers), then a program of
  * 32-bit register accesses (2-byte offset, bit 15 = read; 4-byte value) run against a
  * device whose queues the fuzzer may set up, notify, fail and reset at will. Every chain the device accepts must lie inside guest RAM, and
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/agent.h"
+#include "vmm/control/agent.h"
 #include "vmm/devices/virtio_mmio.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

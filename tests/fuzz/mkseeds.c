@@ -12,6 +12,7 @@
 
 #include "acpi_tables.h"
 #include "pvh.h"
+#include "tests/unit/vmm_shim/elf_header.h"
 #include "vmm/x86/acpi.h"
 
 static const char *dir = "tests/fuzz/corpus";
@@ -39,18 +40,7 @@ static size_t make_elf(uint8_t *buf, uint32_t descsz, uint64_t note_align, int n
 	uint64_t entry = 0x100000;
 
 	memset(buf, 0, 0x400);
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_EXEC;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_entry = entry;
-	eh->e_phoff = sizeof(*eh);
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_phentsize = sizeof(*ph);
-	eh->e_phnum = (uint16_t)nr_segs;
+	elf_header_init(eh, entry, (uint16_t)nr_segs);
 
 	pad = (4 + note_align - 1) & ~(note_align - 1);
 	memcpy(buf + note_off, &nh, sizeof(nh));

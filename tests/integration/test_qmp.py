@@ -322,7 +322,7 @@ def test_client_leaving_while_its_agent_requests_fail(tmp_path):
     # Issue 17 A.1: 2000 query-locks overflow the agent channel's 64 KiB ring, so most fail
     # at once, inside the command, while the client that sent them has already closed its
     # socket. The VMM used to free the session under the running command (ASan:
-    # heap-use-after-free in qmp.c's handle(); release builds: SIGSEGV).
+    # heap-use-after-free in qmp.c's handle(), now qmp_session.c's execute_request(); release builds: SIGSEGV).
     vm, path = start(tmp_path)
     with vm:
         with Qmp(path, timeout=3 * BOOT_TIMEOUT) as q:

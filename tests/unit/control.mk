@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# vmm/control.c (the control socket's CPU commands and events) over a real QMP server with a
-# socket client; the vCPUs, devices, the agent's commands and the VM's stop are stubs.
+# vmm/control/control.c (the control socket's CPU commands and the vCPU lifecycle's events as QMP)
+# over a real QMP server with a socket client; the lifecycle is a stub the test sets.
 UNIT_TESTS += test_control
-UNIT_test_control_SRCS := vmm/control.c vmm/qmp.c vmm/log.c
+UNIT_test_control_SRCS := vmm/control/control.c $(VMM_QMP_SRCS) vmm/log.c $(UNIT_VMM_STUBS) \
+	$(UNIT_QMP_CLIENT)
 UNIT_test_control_LIBS := -ljson-c

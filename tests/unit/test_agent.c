@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for the host end of the agent channel and the QMP commands it answers
- * (vmm/agent.c, vmm/control_agent.c, vmm/qmp.c), with the guest played from the host side:
- * its messages go through agent_rx_bytes() as the virtio transmitq would hand them over,
- * and what the VMM sends it lands in a stub of virtio_agent_send(). Each test replays a
+ * (vmm/control/: agent.c, control_agent.c, qmp_*.c), with the guest played from the host
+ * side: its messages go to the agent's virtio_agent_ops as the virtio transmitq would hand them
+ * over, and what the VMM sends it lands in a stub of virtio_agent_send(). Each test replays a
  * hostile guest or client from issue 17: clients that leave while their requests fail, a
  * guest repeating HELLO, CPU counts and event streams taken from the guest's word, and
  * guest strings that must reach clients as valid, control-free UTF-8.
@@ -17,10 +17,11 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "vmm/agent.h"
-#include "vmm/control_agent.h"
-#include "vmm/devices/devices.h"
-#include "vmm/qmp.h"
+#include "tests/unit/vmm_shim/qmp_client.h"
+#include "vmm/control/agent.h"
+#include "vmm/control/control_agent.h"
+#include "vmm/devices/virtio_console.h"
+#include "vmm/control/qmp.h"
 #include "vmm/vm.h"
 
 #define MAX_CPUS 4
@@ -52,24 +53,29 @@ int virtio_agent_send(struct vm *vm, const void *msg, size_t len)
 static struct vm_config cfg = { .nr_cpus = 2, .max_cpus = MAX_CPUS };
 static struct vm vm;
 static int fake_virtio;
+static struct virtio_agent_ops channel; /* what agent_init() set: the guest talks to it */
+
+void virtio_agent_set_ops(struct vm *v, const struct virtio_agent_ops *ops)
+{
+	(void)v;
+	channel = *ops;
+}
 
 /* One message from the guest, handled by the main loop's agent_process(). */
 static void guest_msg(uint16_t type, uint32_t flags, uint32_t id, int32_t status,
 		      const void *payload, uint32_t len)
 {
-	struct plugvm_agent_msg m;
+	struct plugvm_agent_msg m = { .hdr = { .magic = PLUGVM_AGENT_MAGIC,
+					       .version = PLUGVM_AGENT_VERSION,
+					       .type = type,
+					       .id = id,
+					       .status = status,
+					       .len = len,
+					       .flags = flags } };
 
-	memset(&m, 0, sizeof(m));
-	m.hdr.magic = PLUGVM_AGENT_MAGIC;
-	m.hdr.version = PLUGVM_AGENT_VERSION;
-	m.hdr.type = type;
-	m.hdr.id = id;
-	m.hdr.status = status;
-	m.hdr.len = len;
-	m.hdr.flags = flags;
 	if (len)
 		memcpy(m.payload, payload, len);
-	agent_rx_bytes(&vm, (const uint8_t *)&m, sizeof(m));
+	channel.rx(channel.opaque, (const uint8_t *)&m, sizeof(m));
 	agent_process(&vm);
 }
 
@@ -142,70 +148,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The next output line of a socketless session, parsed (the caller puts it). */
-static struct json_object *next_line(struct qmp_session *c)
-{
-	size_t len;
-	const char *out = qmp_session_output(c, &len);
-	const char *nl = len ? memchr(out, '\n', len) : NULL;
-	struct json_object *o;
-	char *line;
-
-	if (!nl)
-		return NULL;
-	line = strndup(out, (size_t)(nl - out));
-	o = json_tokener_parse(line);
-	assert_non_null(o);
-	free(line);
-	qmp_session_consume(c, (size_t)(nl - out) + 1);
-	return o;
-}
-
-static void send_str(struct qmp_session *c, const char *s)
-{
-	qmp_session_input(c, s, strlen(s));
-}
-
-/* A negotiated socketless session. */
-static struct qmp_session *session(void)
-{
-	struct qmp_session *c = qmp_session_create(vm.qmp);
-	struct json_object *o;
-
-	assert_non_null(c);
-	json_object_put(next_line(c)); /* greeting */
-	send_str(c, "{\"execute\": \"qmp_capabilities\"}\n");
-	o = next_line(c);
-	assert_non_null(o);
-	json_object_put(o);
-	return c;
-}
-
-/* A socket client of the server listening on a fresh path; returns its fd. */
-static int socket_client(char *path, size_t len)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int fd;
-
-	snprintf(path, len, "/tmp/plugvm-test-agent-%d.qmp", (int)getpid());
-	assert_int_equal(qmp_server_listen(vm.qmp, path), 0);
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	/* Accepted and greeted, as a client that waits for the greeting. */
-	{
-		char greeting[512];
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		while (!poll(&p, 1, 0))
-			qmp_server_dispatch(vm.qmp);
-		assert_true(read(fd, greeting, sizeof(greeting)) > 0);
-	}
-	assert_int_equal(qmp_server_clients(vm.qmp), 1);
-	return fd;
-}
-
 /* Run the server until it has no client left or `rounds` dispatches went by. */
 static void dispatch_until_no_clients(unsigned rounds)
 {
@@ -235,7 +177,8 @@ static void test_client_gone_while_its_requests_fail(void **state)
 
 	(void)state;
 	guest_connect(2);
-	fd = socket_client(path, sizeof(path));
+	qmp_test_listen(vm.qmp, "agent", path, sizeof(path));
+	fd = qmp_test_client(vm.qmp, path);
 	sent.accept = 128; /* 64 KiB of agent ring */
 	sent.nr = 0;
 	batch = malloc(n * (sizeof(req) - 1) + 64);
@@ -295,12 +238,12 @@ static void test_requests_in_flight_are_bounded(void **state)
 
 	(void)state;
 	guest_connect(2);
-	c = session();
+	c = qmp_test_session(vm.qmp);
 	sent.nr = 0;
 	for (i = 0; i < 2 * AGENT_MAX_PENDING; i++)
-		send_str(c, "{\"execute\": \"query-locks\"}\n");
+		qmp_test_send(c, "{\"execute\": \"query-locks\"}\n");
 	assert_int_equal(sent.nr, AGENT_MAX_PENDING);
-	while ((o = next_line(c))) {
+	while ((o = qmp_test_next_line(c))) {
 		struct json_object *e, *d;
 
 		assert_true(json_object_object_get_ex(o, "error", &e));
@@ -313,23 +256,23 @@ static void test_requests_in_flight_are_bounded(void **state)
 	/* An answer makes room for the next request. */
 	guest_reply(0, &(struct plugvm_agent_lock_stats){ .enabled = 1 },
 		    sizeof(struct plugvm_agent_lock_stats));
-	o = next_line(c);
+	o = qmp_test_next_line(c);
 	assert_non_null(o);
 	assert_true(json_object_object_get_ex(o, "return", NULL));
 	json_object_put(o);
-	send_str(c, "{\"execute\": \"query-locks\"}\n");
+	qmp_test_send(c, "{\"execute\": \"query-locks\"}\n");
 	assert_int_equal(sent.nr, AGENT_MAX_PENDING + 1);
-	assert_null(next_line(c));
+	assert_null(qmp_test_next_line(c));
 	qmp_session_destroy(c);
 }
 
 /* The one reply line of session c, parsed (the caller puts it). */
 static struct json_object *only_reply(struct qmp_session *c)
 {
-	struct json_object *o = next_line(c);
+	struct json_object *o = qmp_test_next_line(c);
 
 	assert_non_null(o);
-	assert_null(next_line(c));
+	assert_null(qmp_test_next_line(c));
 	return o;
 }
 
@@ -367,16 +310,16 @@ static void test_per_cpu_walk_capped_by_the_vm(void **state)
 		guest_hello(lies[i]);
 		if (sent.last.hdr.type == PLUGVM_AGENT_LIST_STATES)
 			guest_states(plain_names);
-		c = session();
+		c = qmp_test_session(vm.qmp);
 		sent.nr = 0;
-		send_str(c, "{\"execute\": \"query-timers\"}\n");
+		qmp_test_send(c, "{\"execute\": \"query-timers\"}\n");
 		assert_true(answer_timer_stats(c, 10 * MAX_CPUS) <= MAX_CPUS);
 		o = only_reply(c);
 		assert_true(json_object_object_get_ex(o, "return", &ret));
 		assert_int_equal(json_object_array_length(ret), lies[i] ? MAX_CPUS : 0);
 		json_object_put(o);
 		/* One CPU: within the VM's CPUs, whatever the guest said. */
-		send_str(c, "{\"execute\": \"query-sched\", \"arguments\": {\"cpu\": 4}}\n");
+		qmp_test_send(c, "{\"execute\": \"query-sched\", \"arguments\": {\"cpu\": 4}}\n");
 		o = only_reply(c);
 		assert_true(json_object_object_get_ex(o, "error", NULL));
 		json_object_put(o);
@@ -399,9 +342,9 @@ static void test_target_keeps_a_bounded_states_list(void **state)
 
 	(void)state;
 	guest_connect(2);
-	c = session();
-	send_str(c, "{\"execute\": \"cpuhp-set-target\", "
-		    "\"arguments\": {\"cpu\": 1, \"state\": \"offline\"}}\n");
+	c = qmp_test_session(vm.qmp);
+	qmp_test_send(c, "{\"execute\": \"cpuhp-set-target\", "
+			 "\"arguments\": {\"cpu\": 1, \"state\": \"offline\"}}\n");
 	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_SET_TARGET);
 	for (i = 0; i < 20000; i++)
 		guest_msg(PLUGVM_AGENT_EV_STATE, PLUGVM_AGENT_F_EVENT, 0, 0, &ev, sizeof(ev));
@@ -456,8 +399,8 @@ static void test_guest_strings_reach_clients_clean(void **state)
 	(void)state;
 	guest_hello(2);
 	guest_states(hostile);
-	c = session();
-	send_str(c, "{\"execute\": \"query-cpuhp-states\"}\n");
+	c = qmp_test_session(vm.qmp);
+	qmp_test_send(c, "{\"execute\": \"query-cpuhp-states\"}\n");
 	guest_states(hostile);
 	o = only_reply(c);
 	state_names(o, names);
@@ -466,15 +409,16 @@ static void test_guest_strings_reach_clients_clean(void **state)
 	assert_string_equal(names[2], "c1??+caf\xc3\xa9+???");
 	json_object_put(o);
 	/* A state is still named as the clients see it. */
-	send_str(c, "{\"execute\": \"cpuhp-fail\", "
-		    "\"arguments\": {\"cpu\": 1, \"state\": \"bad????utf\"}}\n");
+	qmp_test_send(c, "{\"execute\": \"cpuhp-fail\", "
+			 "\"arguments\": {\"cpu\": 1, \"state\": \"bad????utf\"}}\n");
 	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_FAIL);
 	guest_reply(0, NULL, 0);
 	json_object_put(only_reply(c));
 	qmp_session_destroy(c);
 
 	/* A lock validator report, to a socket client. */
-	fd = socket_client(path, sizeof(path));
+	qmp_test_listen(vm.qmp, "agent", path, sizeof(path));
+	fd = qmp_test_client(vm.qmp, path);
 	assert_int_equal(send(fd, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
 	dispatch_until_no_clients(5);
 	{

@@ -51,6 +51,15 @@ static void parse(struct parsed *p, ...)
 		config_free(&_p.cfg);                  \
 	} while (0)
 
+/* Expect status `want` (help, version) for the arguments; frees the config. */
+#define parse_status(want, ...)                \
+	do {                                   \
+		struct parsed _p;              \
+		parse(&_p, __VA_ARGS__, NULL); \
+		assert_int_equal(_p.st, want); \
+		config_free(&_p.cfg);          \
+	} while (0)
+
 static void test_defaults(void **state)
 {
 	struct parsed p;
@@ -218,25 +227,13 @@ static void test_verbosity(void **state)
 
 static void test_help_version(void **state)
 {
-	struct parsed p;
-
 	(void)state;
-	parse(&p, "--help", NULL);
-	assert_int_equal(p.st, CONFIG_HELP);
-	config_free(&p.cfg);
-	parse(&p, "-h", NULL);
-	assert_int_equal(p.st, CONFIG_HELP);
-	config_free(&p.cfg);
+	parse_status(CONFIG_HELP, "--help");
+	parse_status(CONFIG_HELP, "-h");
 	/* Help wins over whatever follows, as the flags are read in order. */
-	parse(&p, "-smp", "2", "--help", "--bogus", NULL);
-	assert_int_equal(p.st, CONFIG_HELP);
-	config_free(&p.cfg);
-	parse(&p, "--version", NULL);
-	assert_int_equal(p.st, CONFIG_VERSION);
-	config_free(&p.cfg);
-	parse(&p, "-V", NULL);
-	assert_int_equal(p.st, CONFIG_VERSION);
-	config_free(&p.cfg);
+	parse_status(CONFIG_HELP, "-smp", "2", "--help", "--bogus");
+	parse_status(CONFIG_VERSION, "--version");
+	parse_status(CONFIG_VERSION, "-V");
 
 	assert_contains(config_usage, "usage: plugvm");
 	assert_contains(config_usage, "--smp");

@@ -1,144 +1,108 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vmm/control.c with a real QMP server and socket client: which thread
- * reports a removal the guest refused (issue 17 A.6: a vCPU thread read vm->cpu_ids while
- * the main loop could free it).
+ * Unit tests for vmm/control/control.c with a real QMP server and socket client: the vCPU
+ * lifecycle's events as QMP events (their shapes, and the rate limit on those the guest
+ * triggers at will: issue 17 A.5), and device_add / device_del's answers to what the
+ * lifecycle says. The lifecycle (cpus.h) is a stub the test sets.
  */
 #include "tests/unit/unit.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include <sys/un.h>
+#include <time.h>
 
-#include "vmm/agent.h"
-#include "vmm/control.h"
-#include "vmm/control_agent.h"
-#include "vmm/devices/devices.h"
-#include "vmm/vcpu.h"
+#include "tests/unit/vmm_shim/qmp_client.h"
+#include "vmm/control/control.h"
+#include "vmm/cpus.h"
 #include "vmm/vm.h"
 
 #define MAX_CPUS 4
 
-/* ---- stubs: the vCPUs, the devices, the agent, the VM's stop ------------------------- */
+/* ---- the vCPU lifecycle, as the test says ---------------------------------------------- */
 
-const struct qmp_command control_agent_commands[] = { { NULL, NULL, NULL } };
+static void (*event_fn)(void *opaque, const struct cpus_event *e);
+static void *event_opaque;
+static int add_result, removal_result;
+static const char *ids[MAX_CPUS];
 
-void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
+void cpus_set_event_fn(struct cpus *c, void (*fn)(void *opaque, const struct cpus_event *e),
+		       void *opaque)
 {
-	(void)vm;
-	(void)m;
+	(void)c;
+	event_fn = fn;
+	event_opaque = opaque;
 }
 
-void control_agent_free(struct vm *vm)
+bool cpus_started(const struct cpus *c)
 {
-	(void)vm;
+	(void)c;
+	return true;
 }
 
-void agent_set_event_fn(struct vm *vm, void (*fn)(struct vm *vm, const struct plugvm_agent_msg *m))
+int cpus_start_boot(struct cpus *c)
 {
-	(void)vm;
-	(void)fn;
-}
-
-void acpi_pm_power_button(struct vm *vm)
-{
-	(void)vm;
-}
-
-int cpu_hotplug_plug(struct vm *vm, unsigned slot)
-{
-	(void)vm;
-	(void)slot;
+	(void)c;
 	return 0;
 }
 
-int cpu_hotplug_unplug_request(struct vm *vm, unsigned slot)
+bool cpus_present(const struct cpus *c, unsigned slot)
 {
-	(void)vm;
-	(void)slot;
-	return 0;
+	(void)c;
+	return slot < 2;
 }
 
-bool cpu_hotplug_present(struct vm *vm, unsigned slot)
+pid_t cpus_tid(const struct cpus *c, unsigned slot)
 {
-	(void)vm;
-	(void)slot;
-	return false;
+	(void)c;
+	return (pid_t)(1000 + slot);
 }
 
-int vcpu_create(struct vm *vm, int id, bool boot)
+const char *cpus_id(const struct cpus *c, unsigned slot)
 {
-	(void)vm;
+	(void)c;
+	return slot < MAX_CPUS ? ids[slot] : NULL;
+}
+
+int cpus_add(struct cpus *c, unsigned slot, const char *id)
+{
+	(void)c;
+	(void)slot;
 	(void)id;
-	(void)boot;
-	return -ENOSYS;
+	return add_result;
 }
 
-int vcpu_reset_for_sipi(struct vcpu *v)
+int cpus_request_removal(struct cpus *c, unsigned slot)
 {
-	(void)v;
-	return -ENOSYS;
-}
-
-int vcpu_start(struct vcpu *v)
-{
-	(void)v;
-	return -ENOSYS;
-}
-
-void vm_request_stop(struct vm *vm, int status)
-{
-	(void)vm;
-	(void)status;
-}
-
-int vm_start_vcpus(struct vm *vm)
-{
-	(void)vm;
-	return 0;
-}
-
-bool vm_stopping(struct vm *vm)
-{
-	(void)vm;
-	return false;
+	(void)c;
+	(void)slot;
+	return removal_result;
 }
 
 /* ---- fixture -------------------------------------------------------------------------- */
 
-static struct vm_config cfg = { .nr_cpus = 2, .max_cpus = MAX_CPUS };
-static struct vcpu vcpus[MAX_CPUS];
+static struct vm_config cfg = { .nr_cpus = 2,
+				.max_cpus = MAX_CPUS,
+				.topo = {
+				    .sockets = 1, .dies = 1, .cores = MAX_CPUS, .threads = 1 } };
 static struct vm vm;
 static char path[108];
 static int client = -1;
 
 static int setup(void **state)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct pollfd p;
-	char buf[512];
-
 	(void)state;
 	memset(&vm, 0, sizeof(vm));
+	memset(ids, 0, sizeof(ids));
+	add_result = removal_result = 0;
 	snprintf(path, sizeof(path), "/tmp/plugvm-test-control-%d.qmp", (int)getpid());
 	cfg.qmp_path = path;
 	vm.cfg = &cfg;
-	vm.vcpus = vcpus;
 	assert_int_equal(control_start(&vm), 0);
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	client = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_int_equal(connect(client, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	p = (struct pollfd){ .fd = client, .events = POLLIN };
-	while (!poll(&p, 1, 0))
-		qmp_server_dispatch(vm.qmp);
-	assert_true(read(client, buf, sizeof(buf)) > 0); /* greeting */
-	assert_int_equal(send(client, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
-	while (!poll(&p, 1, 0))
-		qmp_server_dispatch(vm.qmp);
-	assert_true(read(client, buf, sizeof(buf)) > 0); /* {"return": {}} */
+	assert_non_null(event_fn);
+	client = qmp_test_client(vm.qmp, path);
+	qmp_test_negotiate(vm.qmp, client);
 	return 0;
 }
 
@@ -151,70 +115,132 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* What the client can read now, NUL-terminated (static). */
-static const char *client_reads(void)
+static void event(const struct cpus_event *e)
 {
-	static char buf[1 << 16];
-	size_t len = 0;
-	unsigned i;
-
-	for (i = 0; i < 20; i++) {
-		ssize_t r;
-
-		qmp_server_dispatch(vm.qmp);
-		r = recv(client, buf + len, sizeof(buf) - len - 1, MSG_DONTWAIT);
-		if (r > 0)
-			len += (size_t)r;
-	}
-	buf[len] = 0;
-	return buf;
+	event_fn(event_opaque, e);
 }
 
-static void *vcpu_thread_ost_refused(void *arg)
+static const char *execute(const char *req)
 {
+	assert_int_equal(send(client, req, strlen(req), 0), (ssize_t)strlen(req));
+	return qmp_test_read(vm.qmp, client);
+}
+
+/* Each lifecycle event has its QMP shape (docs/qmp.md, "Events"). */
+static void test_lifecycle_events_as_qmp(void **state)
+{
+	struct cpus_event ost = { .type = CPUS_EVENT_OST, .slot = 3, .ost_source = 1 };
+	struct cpus_event online = { .type = CPUS_EVENT_REPORT,
+				     .slot = 3,
+				     .online = true,
+				     .guest_ns = 77,
+				     .requested = true,
+				     .host_ns = 88 };
+	struct cpus_event offline = { .type = CPUS_EVENT_REPORT, .slot = 3, .result = -16 };
+	struct cpus_event deleted = { .type = CPUS_EVENT_DELETED, .slot = 3, .id = "cpu3" };
+	struct cpus_event refused = { .type = CPUS_EVENT_UNPLUG_FAILED, .slot = 1 };
+	const char *out;
+
+	(void)state;
+	event(&ost);
+	event(&online);
+	event(&offline);
+	event(&deleted);
+	event(&refused);
+	out = qmp_test_read(vm.qmp, client);
+	assert_contains(out, "{\"event\":\"ACPI_DEVICE_OST\",\"data\":{\"info\":{\"source\":1,"
+			     "\"status\":0,\"slot\":\"3\",\"slot-type\":\"CPU\"}}");
+	assert_contains(out, "{\"event\":\"PLUGVM_CPU_ONLINE\",\"data\":{\"slot\":3,\"result\":0,"
+			     "\"guest-ns\":77,\"host-ns\":88}");
+	assert_contains(out, "{\"event\":\"PLUGVM_CPU_OFFLINE\",\"data\":{\"slot\":3,"
+			     "\"result\":-16,\"guest-ns\":0},");
+	assert_contains(out, "{\"event\":\"DEVICE_DELETED\",\"data\":{\"device\":\"cpu3\","
+			     "\"path\":\"/machine/peripheral/cpu3\"}");
+	assert_contains(out, "{\"event\":\"DEVICE_UNPLUG_GUEST_ERROR\",\"data\":{\"path\":"
+			     "\"/machine/unattached/device[1]\"}");
+}
+
+static void *vcpu_thread_rep_outsl(void *arg)
+{
+	struct cpus_event e = { .type = CPUS_EVENT_OST, .slot = 1, .ost_source = 3 };
+	unsigned i;
+
 	(void)arg;
-	control_unplug_failed(&vm, 1);
+	for (i = 0; i < 1024; i++)
+		event(&e);
 	return NULL;
 }
 
 /*
- * Issue 17 A.6: the guest's failing _OST for a removal is handled on a vCPU thread, which
- * built DEVICE_UNPLUG_GUEST_ERROR from vm->cpu_ids[slot] while the main loop could free
- * that id (an eject, a device_add). The vCPU thread only marks the request; the main loop
- * reports it, with the id as it is then.
+ * Issue 17 A.5: one `rep outsl` of 1024 words to the _OST port (command OST_STATUS) was
+ * 1024 ACPI_DEVICE_OST events to every client. They are rate-limited: at most the burst
+ * goes out now, and the latest of the rest when the budget refills.
  */
-static void test_refused_removal_is_reported_by_the_main_loop(void **state)
+static void test_ost_burst_is_rate_limited(void **state)
 {
+	struct timespec t0, t1;
 	pthread_t t;
+	unsigned n;
+	double s;
 
 	(void)state;
-	vm.cpu_ids[1] = strdup("cpu1");
-	atomic_store(&vm.unplug_deadline[1], UINT64_MAX / 2); /* a device_del in flight */
-	assert_true(control_next_timeout_ms(&vm) > 0);
-	assert_int_equal(pthread_create(&t, NULL, vcpu_thread_ost_refused, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(pthread_create(&t, NULL, vcpu_thread_rep_outsl, NULL), 0);
 	pthread_join(t, NULL);
-	/* Nothing reported from the vCPU thread; the main loop is due at once. */
-	assert_not_contains(client_reads(), "DEVICE_UNPLUG_GUEST_ERROR");
-	assert_int_equal(control_next_timeout_ms(&vm), 0);
-	control_check_timeouts(&vm);
-	{
-		const char *out = client_reads();
+	n = qmp_test_count(qmp_test_read(vm.qmp, client), "ACPI_DEVICE_OST");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_true(n >= 1);
+	assert_true(n <= 256 + 256 * s + 1); /* the burst, and the rate while this ran */
+	assert_true(n < 1024);
+}
 
-		assert_contains(out, "\"event\":\"DEVICE_UNPLUG_GUEST_ERROR\"");
-		assert_contains(out, "\"device\":\"cpu1\"");
+/* device_add and device_del say in QEMU's words what the lifecycle refused. */
+static void test_add_and_del_answers(void **state)
+{
+	static const char add[] = "{\"execute\": \"device_add\", \"arguments\": {\"driver\": "
+				  "\"host-x86_64-cpu\", \"id\": \"cpu2\", \"socket-id\": 0, "
+				  "\"core-id\": 2, \"thread-id\": 0}}\n";
+	static const char del[] = "{\"execute\": \"device_del\", \"arguments\": {\"id\": "
+				  "\"/machine/unattached/device[1]\"}}\n";
+	static const struct {
+		const char *req;
+		int *result; /* what cpus_add() or cpus_request_removal() says */
+		int value;
+		const char *answer;
+	} cases[] = {
+		{ add, &add_result, 0, "{\"return\":{}}" },
+		{ add, &add_result, -EEXIST, "CPU[2] with APIC ID 2 exists" },
+		{ add, &add_result, -ESHUTDOWN, "the VM is shutting down" },
+		{ add, &add_result, -ENOMEM, "cannot create vCPU 2: " },
+		{ del, &removal_result, 0, "{\"return\":{}}" },
+		{ del, &removal_result, -EALREADY, "is already in the process of unplug" },
+		{ del, &removal_result, -EPERM, "Boot CPU is unpluggable" },
+		{ del, &removal_result, -EOPNOTSUPP,
+		  "acpi: device unplug request for not supported device type" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		*cases[i].result = cases[i].value;
+		assert_contains(execute(cases[i].req), cases[i].answer);
 	}
-	/* Reported once; a later _OST without a request in flight does nothing. */
-	assert_int_equal(control_next_timeout_ms(&vm), -1);
-	assert_false(control_unplug_failed(&vm, 1));
-	control_check_timeouts(&vm);
-	assert_not_contains(client_reads(), "DEVICE_UNPLUG_GUEST_ERROR");
+	/* Before the lifecycle is asked: the id and the device's name. */
+	add_result = 0;
+	ids[1] = "cpu2";
+	assert_contains(execute(add), "Duplicate device ID 'cpu2'");
+	assert_contains(
+	    execute("{\"execute\": \"device_del\", \"arguments\": {\"id\": \"cpu3\"}}\n"),
+	    "\"class\":\"DeviceNotFound\"");
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_refused_removal_is_reported_by_the_main_loop,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lifecycle_events_as_qmp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ost_burst_is_rate_limited, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_add_and_del_answers, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

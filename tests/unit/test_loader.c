@@ -10,11 +10,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include "pvh.h"
+#include "tests/unit/vmm_shim/elf_header.h"
 #include "vmm/loader.h"
 #include "vmm/mem.h"
 #include "vmm/x86/layout.h"
@@ -64,6 +66,20 @@ static size_t put_note(uint8_t *p, uint32_t type, const char *name, uint64_t ent
 	return sizeof(nh) + name_pad + desc_pad;
 }
 
+/* A PT_LOAD segment as ld writes one: page-aligned, loaded where it is linked. */
+static void load_segment(Elf64_Phdr *ph, uint32_t flags, uint64_t offset, uint64_t pa,
+			 uint64_t filesz, uint64_t memsz)
+{
+	*ph = (Elf64_Phdr){ .p_type = PT_LOAD,
+			    .p_flags = flags,
+			    .p_offset = offset,
+			    .p_vaddr = pa,
+			    .p_paddr = pa,
+			    .p_filesz = filesz,
+			    .p_memsz = memsz,
+			    .p_align = 0x1000 };
+}
+
 /*
  * The standard good image: a text PT_LOAD (R+X) at 1 MiB holding the entry, a data
  * PT_LOAD with bss, and a PT_NOTE placed before them (as ld does), whose descriptor is
@@ -75,18 +91,7 @@ static void build(struct image *im, uint32_t descsz, uint64_t note_align)
 	size_t off, i, note_off, note_len;
 
 	memset(im, 0, sizeof(*im));
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_EXEC;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_entry = 0x100000;
-	eh->e_phoff = sizeof(*eh);
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_phentsize = sizeof(Elf64_Phdr);
-	eh->e_phnum = NR_PH;
+	elf_header_init(eh, 0x100000, NR_PH);
 	off = sizeof(*eh) + NR_PH * sizeof(Elf64_Phdr);
 
 	note_off = (off + 7) & ~7ul;
@@ -99,25 +104,11 @@ static void build(struct image *im, uint32_t descsz, uint64_t note_align)
 					   .p_memsz = note_len,
 					   .p_align = note_align };
 
-	*phdr(im, PH_TEXT) = (Elf64_Phdr){ .p_type = PT_LOAD,
-					   .p_flags = PF_R | PF_X,
-					   .p_offset = 0x400,
-					   .p_vaddr = TEXT_PA,
-					   .p_paddr = TEXT_PA,
-					   .p_filesz = TEXT_SIZE,
-					   .p_memsz = TEXT_SIZE,
-					   .p_align = 0x1000 };
+	load_segment(phdr(im, PH_TEXT), PF_R | PF_X, 0x400, TEXT_PA, TEXT_SIZE, TEXT_SIZE);
 	for (i = 0; i < TEXT_SIZE; i++)
 		im->buf[0x400 + i] = (uint8_t)(i * 7 + 1);
 
-	*phdr(im, PH_DATA) = (Elf64_Phdr){ .p_type = PT_LOAD,
-					   .p_flags = PF_R | PF_W,
-					   .p_offset = 0x800,
-					   .p_vaddr = DATA_PA,
-					   .p_paddr = DATA_PA,
-					   .p_filesz = DATA_FILESZ,
-					   .p_memsz = DATA_MEMSZ,
-					   .p_align = 0x1000 };
+	load_segment(phdr(im, PH_DATA), PF_R | PF_W, 0x800, DATA_PA, DATA_FILESZ, DATA_MEMSZ);
 	for (i = 0; i < DATA_FILESZ; i++)
 		im->buf[0x800 + i] = (uint8_t)(0xff - i);
 	im->len = 0x800 + DATA_FILESZ;
@@ -374,61 +365,60 @@ static void test_bad_phdr_table(void **state)
 
 static void test_bad_segments(void **state)
 {
+	/* The good image with one 64-bit field of one segment changed. */
+	static const struct {
+		int ph;
+		size_t field; /* offsetof(Elf64_Phdr, ...) */
+		uint64_t value;
+		int ret;
+		const char *msg;
+	} bad[] = {
+		/* Outside the file: start, end, and an offset that wraps. */
+		{ PH_DATA, offsetof(Elf64_Phdr, p_offset), 0x800 + DATA_FILESZ + 1, -ENOEXEC,
+		  "PT_LOAD segment 1 outside the file" },
+		{ PH_DATA, offsetof(Elf64_Phdr, p_filesz), DATA_FILESZ + 1, -ENOEXEC,
+		  "PT_LOAD segment 1 outside the file" },
+		{ PH_TEXT, offsetof(Elf64_Phdr, p_offset), UINT64_MAX - 0x10, -ENOEXEC,
+		  "PT_LOAD segment 0 outside the file" },
+		/* More file bytes than memory bytes. */
+		{ PH_DATA, offsetof(Elf64_Phdr, p_memsz), DATA_FILESZ - 1, -ENOEXEC,
+		  "PT_LOAD segment 1 has p_filesz > p_memsz" },
+		/* Below 1 MiB, even by one byte. */
+		{ PH_TEXT, offsetof(Elf64_Phdr, p_paddr), 0x8000, -E2BIG,
+		  "kernel segment 0 [0x8000-0x8200) does not fit guest RAM (4 MiB, kernel must "
+		  "load at or above 1 MiB)" },
+		{ PH_TEXT, offsetof(Elf64_Phdr, p_paddr), LAYOUT_KERNEL_MIN - 1, -E2BIG,
+		  "kernel segment 0 [0xfffff-" },
+		/* Beyond guest RAM: starting past it, and running past it by one byte. */
+		{ PH_DATA, offsetof(Elf64_Phdr, p_paddr), GUEST_MEM, -E2BIG,
+		  "kernel segment 1 [0x400000-0x403000) does not fit guest RAM" },
+		{ PH_DATA, offsetof(Elf64_Phdr, p_paddr), GUEST_MEM - DATA_MEMSZ + 1, -E2BIG,
+		  "kernel segment 1 [0x3fd001-0x400001) does not fit" },
+		{ PH_DATA, offsetof(Elf64_Phdr, p_memsz), 0x1000000000ull, -E2BIG,
+		  "kernel segment 1 [0x101000-0x1000101000) does not fit" },
+		{ PH_DATA, offsetof(Elf64_Phdr, p_paddr), LAYOUT_HIGH_RAM_BASE, -E2BIG,
+		  "does not fit guest RAM" },
+		/* paddr + memsz wraps around 2^64. */
+		{ PH_DATA, offsetof(Elf64_Phdr, p_paddr), UINT64_MAX - 0xfff, -E2BIG,
+		  "kernel segment 1 [0xfffffffffffff000-" },
+		{ PH_DATA, offsetof(Elf64_Phdr, p_memsz), UINT64_MAX - DATA_PA + 2, -E2BIG,
+		  "kernel segment 1 [0x101000-0x1)" },
+	};
 	struct image im;
+	size_t i;
 
 	(void)state;
-	/* Outside the file: start, end, and an offset that wraps. */
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_offset = im.len + 1;
-	load_fails(&im, -ENOEXEC, "PT_LOAD segment 1 outside the file");
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_filesz = DATA_FILESZ + 1;
-	load_fails(&im, -ENOEXEC, "PT_LOAD segment 1 outside the file");
-	build(&im, 4, 4);
-	phdr(&im, PH_TEXT)->p_offset = UINT64_MAX - 0x10;
-	load_fails(&im, -ENOEXEC, "PT_LOAD segment 0 outside the file");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		build(&im, 4, 4);
+		memcpy((uint8_t *)phdr(&im, bad[i].ph) + bad[i].field, &bad[i].value,
+		       sizeof(uint64_t));
+		load_fails(&im, bad[i].ret, bad[i].msg);
+	}
+	/* A size that wraps the file offset. */
 	build(&im, 4, 4);
 	phdr(&im, PH_TEXT)->p_filesz = UINT64_MAX;
 	phdr(&im, PH_TEXT)->p_memsz = UINT64_MAX;
 	load_fails(&im, -ENOEXEC, "PT_LOAD segment 0 outside the file");
-
-	/* More file bytes than memory bytes. */
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_memsz = DATA_FILESZ - 1;
-	load_fails(&im, -ENOEXEC, "PT_LOAD segment 1 has p_filesz > p_memsz");
-
-	/* Below 1 MiB, even by one byte. */
-	build(&im, 4, 4);
-	phdr(&im, PH_TEXT)->p_paddr = 0x8000;
-	load_fails(&im, -E2BIG,
-		   "kernel segment 0 [0x8000-0x8200) does not fit guest RAM (4 MiB, "
-		   "kernel must load at or above 1 MiB)");
-	build(&im, 4, 4);
-	phdr(&im, PH_TEXT)->p_paddr = LAYOUT_KERNEL_MIN - 1;
-	load_fails(&im, -E2BIG, "kernel segment 0 [0xfffff-");
-
-	/* Beyond guest RAM: starting past it, and running past it by one byte. */
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_paddr = GUEST_MEM;
-	load_fails(&im, -E2BIG, "kernel segment 1 [0x400000-0x403000) does not fit guest RAM");
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_paddr = GUEST_MEM - DATA_MEMSZ + 1;
-	load_fails(&im, -E2BIG, "kernel segment 1 [0x3fd001-0x400001) does not fit");
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_memsz = 0x1000000000ull;
-	load_fails(&im, -E2BIG, "kernel segment 1 [0x101000-0x1000101000) does not fit");
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_paddr = LAYOUT_HIGH_RAM_BASE;
-	load_fails(&im, -E2BIG, "does not fit guest RAM");
-
-	/* paddr + memsz wraps around 2^64. */
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_paddr = UINT64_MAX - 0xfff;
-	load_fails(&im, -E2BIG, "kernel segment 1 [0xfffffffffffff000-");
-	build(&im, 4, 4);
-	phdr(&im, PH_DATA)->p_memsz = UINT64_MAX - DATA_PA + 2;
-	load_fails(&im, -E2BIG, "kernel segment 1 [0x101000-0x1)");
-
 	/* No loadable segment at all. */
 	build(&im, 4, 4);
 	phdr(&im, PH_TEXT)->p_type = PT_NULL;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vmm/qmp.c through its socketless session API: the greeting, capabilities
- * negotiation, command dispatch with argument checking, QEMU's error shapes and classes,
+ * Unit tests for vmm/control/qmp_*.c, mostly through the socketless session API: the
+ * greeting, capabilities negotiation, command dispatch with argument checking, QEMU's error shapes and classes,
  * ids echoed, requests split across reads and several in one read, malformed input with
  * resynchronisation, and the request and output size limits.
  */
@@ -16,7 +16,8 @@
 #include <sys/un.h>
 #include <time.h>
 
-#include "vmm/qmp.h"
+#include "tests/unit/vmm_shim/qmp_client.h"
+#include "vmm/control/qmp.h"
 
 static int echo_calls;
 
@@ -93,26 +94,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* The next output line, parsed (the caller puts it); NULL if there is none. */
-static struct json_object *next_line(struct qmp_session *c)
-{
-	size_t len;
-	const char *out = qmp_session_output(c, &len);
-	const char *nl = len ? memchr(out, '\n', len) : NULL;
-	struct json_object *o;
-	char *line;
-
-	if (!nl)
-		return NULL;
-	assert_true(nl > out && nl[-1] == '\r'); /* CRLF, as QEMU */
-	line = strndup(out, (size_t)(nl - out - 1));
-	o = json_tokener_parse(line);
-	assert_non_null(o);
-	free(line);
-	qmp_session_consume(c, (size_t)(nl - out) + 1);
-	return o;
-}
-
 static const char *path_str(struct json_object *o, const char *a, const char *b)
 {
 	struct json_object *x, *y;
@@ -126,34 +107,29 @@ static const char *path_str(struct json_object *o, const char *a, const char *b)
 	return json_object_get_string(y);
 }
 
-static void send_str(struct qmp_session *c, const char *s)
-{
-	qmp_session_input(c, s, strlen(s));
-}
-
 /* Send one request and expect an error of `class`; returns its desc (static copy). */
 static const char *expect_error(struct qmp_session *c, const char *req, const char *class)
 {
 	static char desc[256];
 	struct json_object *r;
 
-	send_str(c, req);
-	r = next_line(c);
+	qmp_test_send(c, req);
+	r = qmp_test_next_line(c);
 	assert_non_null(r);
 	assert_string_equal(path_str(r, "error", "class"), class);
 	snprintf(desc, sizeof(desc), "%s", path_str(r, "error", "desc"));
 	json_object_put(r);
-	assert_null(next_line(c));
+	assert_null(qmp_test_next_line(c));
 	return desc;
 }
 
 static void negotiate(struct qmp_session *c)
 {
-	struct json_object *g = next_line(c), *r;
+	struct json_object *g = qmp_test_next_line(c), *r;
 
 	json_object_put(g);
-	send_str(c, "{\"execute\": \"qmp_capabilities\"}\r\n");
-	r = next_line(c);
+	qmp_test_send(c, "{\"execute\": \"qmp_capabilities\"}\r\n");
+	r = qmp_test_next_line(c);
 	assert_string_equal(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN),
 			    "{\"return\":{}}");
 	json_object_put(r);
@@ -162,7 +138,7 @@ static void negotiate(struct qmp_session *c)
 static void test_greeting(void **state)
 {
 	struct fixture *f = *state;
-	struct json_object *g = next_line(f->c), *q, *v, *caps;
+	struct json_object *g = qmp_test_next_line(f->c), *q, *v, *caps;
 
 	assert_non_null(g);
 	assert_true(json_object_object_get_ex(g, "QMP", &q));
@@ -174,7 +150,7 @@ static void test_greeting(void **state)
 	assert_true(json_object_object_get_ex(q, "capabilities", &caps));
 	assert_int_equal(json_object_array_length(caps), 0);
 	json_object_put(g);
-	assert_null(next_line(f->c));
+	assert_null(qmp_test_next_line(f->c));
 }
 
 static void test_negotiation(void **state)
@@ -182,7 +158,7 @@ static void test_negotiation(void **state)
 	struct fixture *f = *state;
 	const char *d;
 
-	json_object_put(next_line(f->c));
+	json_object_put(qmp_test_next_line(f->c));
 	d = expect_error(f->c, "{\"execute\": \"echo\"}", "CommandNotFound");
 	assert_non_null(strstr(d, "qmp_capabilities"));
 	assert_int_equal(echo_calls, 0);
@@ -191,8 +167,8 @@ static void test_negotiation(void **state)
 	    f->c, "{\"execute\": \"qmp_capabilities\", \"arguments\": {\"enable\": [\"oob\"]}}",
 	    "GenericError");
 	assert_non_null(strstr(d, "oob"));
-	send_str(f->c, "{\"execute\": \"qmp_capabilities\", \"arguments\": {\"enable\": []}}");
-	json_object_put(next_line(f->c));
+	qmp_test_send(f->c, "{\"execute\": \"qmp_capabilities\", \"arguments\": {\"enable\": []}}");
+	json_object_put(qmp_test_next_line(f->c));
 	d = expect_error(f->c, "{\"execute\": \"qmp_capabilities\"}", "CommandNotFound");
 	assert_non_null(strstr(d, "already complete"));
 }
@@ -203,9 +179,10 @@ static void test_dispatch_and_ids(void **state)
 	struct json_object *r, *ret, *id;
 
 	negotiate(f->c);
-	send_str(f->c, "{\"execute\": \"echo\", \"arguments\": {\"any\": [1, 2], \"s\": \"x\"}, "
-		       "\"id\": {\"tag\": \"abc\"}}");
-	r = next_line(f->c);
+	qmp_test_send(f->c,
+		      "{\"execute\": \"echo\", \"arguments\": {\"any\": [1, 2], \"s\": \"x\"}, "
+		      "\"id\": {\"tag\": \"abc\"}}");
+	r = qmp_test_next_line(f->c);
 	assert_true(json_object_object_get_ex(r, "return", &ret));
 	assert_string_equal(json_object_to_json_string_ext(ret, JSON_C_TO_STRING_PLAIN),
 			    "{\"any\":[1,2],\"s\":\"x\"}");
@@ -214,13 +191,13 @@ static void test_dispatch_and_ids(void **state)
 			    "{\"tag\":\"abc\"}");
 	json_object_put(r);
 	/* Errors carry the id too. */
-	send_str(f->c, "{\"execute\": \"fail\", \"id\": 9}");
-	r = next_line(f->c);
+	qmp_test_send(f->c, "{\"execute\": \"fail\", \"id\": 9}");
+	r = qmp_test_next_line(f->c);
 	assert_string_equal(path_str(r, "error", "desc"), "failed on purpose 42");
 	assert_string_equal(path_str(r, "id", NULL), "9");
 	json_object_put(r);
-	send_str(f->c, "{\"execute\": \"need\", \"arguments\": {\"n\": 21}}");
-	r = next_line(f->c);
+	qmp_test_send(f->c, "{\"execute\": \"need\", \"arguments\": {\"n\": 21}}");
+	r = qmp_test_next_line(f->c);
 	assert_string_equal(path_str(r, "return", NULL), "42");
 	json_object_put(r);
 	assert_int_equal(echo_calls, 1);
@@ -228,42 +205,37 @@ static void test_dispatch_and_ids(void **state)
 
 static void test_argument_errors(void **state)
 {
+	static const struct {
+		const char *req, *class, *desc;
+	} errors[] = {
+		{ "{\"execute\": \"need\"}", "GenericError", "Parameter 'n' is missing" },
+		{ "{\"execute\": \"need\", \"arguments\": {\"n\": \"3\"}}", "GenericError",
+		  "Invalid parameter type for 'n', expected: integer" },
+		{ "{\"execute\": \"need\", \"arguments\": {\"n\": 1, \"flag\": 1}}", "GenericError",
+		  "Invalid parameter type for 'flag', expected: boolean" },
+		{ "{\"execute\": \"need\", \"arguments\": {\"n\": 1, \"x\": 1}}", "GenericError",
+		  "Parameter 'x' is unexpected" },
+		{ "{\"execute\": \"fail\", \"arguments\": {\"a\": 1}}", "GenericError",
+		  "Parameter 'a' is unexpected" },
+		{ "{\"execute\": \"need\", \"arguments\": [1]}", "GenericError",
+		  "QMP input member 'arguments' must be an object" },
+		{ "{\"execute\": 5}", "GenericError",
+		  "QMP input member 'execute' must be a string" },
+		{ "{\"arguments\": {}}", "GenericError", "QMP input lacks member 'execute'" },
+		{ "{\"execute\": \"echo\", \"bogus\": 1}", "GenericError",
+		  "QMP input member 'bogus' is unexpected" },
+		{ "{\"execute\": \"no-such\"}", "CommandNotFound",
+		  "The command no-such has not been found" },
+		{ "[1, 2]", "GenericError", "QMP input must be a JSON object" },
+		{ "\"str\"\n", "GenericError", "QMP input must be a JSON object" },
+	};
 	struct fixture *f = *state;
+	size_t i;
 
 	negotiate(f->c);
-	assert_string_equal(expect_error(f->c, "{\"execute\": \"need\"}", "GenericError"),
-			    "Parameter 'n' is missing");
-	assert_string_equal(expect_error(f->c,
-					 "{\"execute\": \"need\", \"arguments\": {\"n\": \"3\"}}",
-					 "GenericError"),
-			    "Invalid parameter type for 'n', expected: integer");
-	assert_string_equal(
-	    expect_error(f->c, "{\"execute\": \"need\", \"arguments\": {\"n\": 1, \"flag\": 1}}",
-			 "GenericError"),
-	    "Invalid parameter type for 'flag', expected: boolean");
-	assert_string_equal(
-	    expect_error(f->c, "{\"execute\": \"need\", \"arguments\": {\"n\": 1, \"x\": 1}}",
-			 "GenericError"),
-	    "Parameter 'x' is unexpected");
-	assert_string_equal(expect_error(f->c, "{\"execute\": \"fail\", \"arguments\": {\"a\": 1}}",
-					 "GenericError"),
-			    "Parameter 'a' is unexpected");
-	assert_string_equal(
-	    expect_error(f->c, "{\"execute\": \"need\", \"arguments\": [1]}", "GenericError"),
-	    "QMP input member 'arguments' must be an object");
-	assert_string_equal(expect_error(f->c, "{\"execute\": 5}", "GenericError"),
-			    "QMP input member 'execute' must be a string");
-	assert_string_equal(expect_error(f->c, "{\"arguments\": {}}", "GenericError"),
-			    "QMP input lacks member 'execute'");
-	assert_string_equal(
-	    expect_error(f->c, "{\"execute\": \"echo\", \"bogus\": 1}", "GenericError"),
-	    "QMP input member 'bogus' is unexpected");
-	assert_string_equal(expect_error(f->c, "{\"execute\": \"no-such\"}", "CommandNotFound"),
-			    "The command no-such has not been found");
-	assert_string_equal(expect_error(f->c, "[1, 2]", "GenericError"),
-			    "QMP input must be a JSON object");
-	assert_string_equal(expect_error(f->c, "\"str\"\n", "GenericError"),
-			    "QMP input must be a JSON object");
+	for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		assert_string_equal(expect_error(f->c, errors[i].req, errors[i].class),
+				    errors[i].desc);
 	assert_int_equal(echo_calls, 0);
 }
 
@@ -281,12 +253,12 @@ static void test_streaming(void **state)
 	for (i = 0; i < strlen(req); i++)
 		qmp_session_input(f->c, req + i, 1);
 	for (id = 1; id <= 3; id++) {
-		r = next_line(f->c);
+		r = qmp_test_next_line(f->c);
 		assert_non_null(r);
 		assert_int_equal(atoi(path_str(r, "id", NULL)), id);
 		json_object_put(r);
 	}
-	assert_null(next_line(f->c));
+	assert_null(qmp_test_next_line(f->c));
 	assert_int_equal(echo_calls, 3);
 }
 
@@ -302,8 +274,8 @@ static void test_malformed_then_recovers(void **state)
 	d = expect_error(f->c, "}\n", "GenericError");
 	assert_non_null(strstr(d, "JSON parse error"));
 	/* The session goes on with the next line. */
-	send_str(f->c, "{\"execute\": \"echo\", \"id\": \"after\"}\n");
-	r = next_line(f->c);
+	qmp_test_send(f->c, "{\"execute\": \"echo\", \"id\": \"after\"}\n");
+	r = qmp_test_next_line(f->c);
 	assert_string_equal(path_str(r, "id", NULL), "after");
 	json_object_put(r);
 	/* Too deep: refused, not a stack overflow. */
@@ -336,7 +308,7 @@ static void test_request_too_large(void **state)
 	free(big);
 	assert_true(qmp_session_closing(f->c));
 	{
-		struct json_object *r = next_line(f->c);
+		struct json_object *r = qmp_test_next_line(f->c);
 
 		assert_string_equal(path_str(r, "error", "class"), "GenericError");
 		d = path_str(r, "error", "desc");
@@ -345,8 +317,8 @@ static void test_request_too_large(void **state)
 	}
 	assert_int_equal(echo_calls, 0);
 	/* A closing session takes nothing more. */
-	send_str(f->c, "{\"execute\": \"echo\"}");
-	assert_null(next_line(f->c));
+	qmp_test_send(f->c, "{\"execute\": \"echo\"}");
+	assert_null(qmp_test_next_line(f->c));
 }
 
 static void test_output_limit(void **state)
@@ -365,7 +337,7 @@ static void test_output_limit(void **state)
 
 		memset(req + n, 'x', 1000);
 		strcpy(req + n + 1000, "\"}}");
-		send_str(f->c, req);
+		qmp_test_send(f->c, req);
 	}
 	assert_true(qmp_session_closing(f->c));
 	{
@@ -379,23 +351,8 @@ static void test_output_limit(void **state)
 /* A socket client of f->s (listening on a fresh path), accepted and greeted. */
 static int socket_client(struct fixture *f, char *path, size_t len)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct pollfd p;
-	char greeting[512];
-	int fd;
-
-	snprintf(path, len, "/tmp/plugvm-test-qmp-%d.qmp", (int)getpid());
-	assert_int_equal(qmp_server_listen(f->s, path), 0);
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-	p = (struct pollfd){ .fd = fd, .events = POLLIN };
-	while (!poll(&p, 1, 0))
-		qmp_server_dispatch(f->s);
-	assert_true(read(fd, greeting, sizeof(greeting)) > 0);
-	assert_int_equal(qmp_server_clients(f->s), 1);
-	return fd;
+	qmp_test_listen(f->s, "qmp", path, len);
+	return qmp_test_client(f->s, path);
 }
 
 /*
@@ -458,20 +415,10 @@ static double now_s(void)
 /* Every event line the client can read now (after dispatching), parsed into `ev`. */
 static unsigned read_events(struct fixture *f, int fd, struct json_object **ev, unsigned max)
 {
-	static char buf[1 << 20];
-	size_t len = 0;
-	unsigned n = 0, i;
-	char *p, *nl;
+	char *buf = qmp_test_read(f->s, fd), *p, *nl;
+	size_t len = strlen(buf);
+	unsigned n = 0;
 
-	for (i = 0; i < 20; i++) {
-		ssize_t r;
-
-		qmp_server_dispatch(f->s);
-		r = recv(fd, buf + len, sizeof(buf) - len - 1, MSG_DONTWAIT);
-		if (r > 0)
-			len += (size_t)r;
-	}
-	buf[len] = 0;
 	for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
 		struct json_object *o;
 

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "vmm/agent.h"
 #include "vmm/console.h"
-#include "vmm/devices/devices.h"
+#include "vmm/devices/virtio_console.h"
 #include "vmm/vm.h"
+#include "plugvm_agent.h"
 #include "plugvm_virtio.h"
 
 #define RAM   (1u << 20)
@@ -33,18 +33,10 @@
 static struct vm_config cfg = { .nr_cpus = 1, .max_cpus = 1 };
 static struct vm vm;
 
-/* ---- stubs: KVM's interrupt line, the agent ------------------------------------------- */
-
-int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
-{
-	(void)k;
-	(void)gsi;
-	(void)level;
-	return 0;
-}
+/* ---- the agent's end of the channel (KVM's interrupt line is the shim's stub) ---------- */
 
 static struct {
-	atomic_uint calls; /* agent_rx_bytes() calls (one per transmitted segment) */
+	atomic_uint calls; /* agent_rx() calls (one per transmitted segment) */
 	unsigned refill; /* this many more calls post another chain, as a second vCPU */
 	bool hold; /* the next call keeps the device until released */
 	pthread_mutex_t lock;
@@ -54,9 +46,9 @@ static struct {
 
 static void post_tx_chain(void);
 
-void agent_rx_bytes(struct vm *v, const uint8_t *buf, size_t len)
+static void agent_rx(void *opaque, const uint8_t *buf, size_t len)
 {
-	(void)v;
+	(void)opaque;
 	(void)buf;
 	(void)len;
 	atomic_fetch_add(&agent.calls, 1);
@@ -74,11 +66,6 @@ void agent_rx_bytes(struct vm *v, const uint8_t *buf, size_t len)
 			pthread_cond_wait(&agent.cond, &agent.lock);
 		pthread_mutex_unlock(&agent.lock);
 	}
-}
-
-void agent_channel_reset(struct vm *v)
-{
-	(void)v;
 }
 
 /* ---- the guest's driver ------------------------------------------------------------- */
@@ -183,6 +170,7 @@ static int setup(void **state)
 	vm.console = console_create(STDOUT_FILENO);
 	assert_non_null(vm.console);
 	assert_int_equal(virtio_devices_init(&vm), 0);
+	virtio_agent_set_ops(&vm, &(struct virtio_agent_ops){ .rx = agent_rx });
 	bring_up();
 	return 0;
 }

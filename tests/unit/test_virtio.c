@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for vmm/devices/virtio_mmio.c (the virtio-mmio v2 transport and split
- * virtqueues) and vmm/agent_frame.c (agent message framing), driven like a guest driver
+ * virtqueues) and vmm/control/agent_frame.c (agent message framing), driven like a guest driver
  * would: identification registers, feature negotiation (accepted, and refused for
  * features nobody offered or without VERSION_1), queue setup checks, chains through the
  * rings, and every kind of hostile ring the device must survive (descriptor outside RAM,
@@ -17,7 +17,7 @@
 #include <linux/virtio_ring.h>
 #include <stdlib.h>
 
-#include "vmm/agent.h"
+#include "vmm/control/agent.h"
 #include "vmm/devices/virtio_mmio.h"
 
 #define RAM   (1u << 20)

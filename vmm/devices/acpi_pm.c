@@ -5,6 +5,8 @@
  * at 3.579545 MHz, and the GPE0 block (STS W1C, EN). The SCI on GSI 9 is level-triggered:
  * asserted while any enabled status bit is set.
  */
+#include "acpi_pm.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,7 +15,6 @@
 
 #include "../log.h"
 #include "../vm.h"
-#include "devices.h"
 #include "plugvm_abi.h"
 
 #define PM1_PWRBTN   (1u << 8)

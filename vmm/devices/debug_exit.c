@@ -3,10 +3,11 @@
  * QEMU's isa-debug-exit at 0xf4 (iosize 4): a write of value v, masked to the access
  * width, stops the VM with exit status (v << 1) | 1. Reads return 0.
  */
+#include "debug_exit.h"
+
 #include <string.h>
 
 #include "../vm.h"
-#include "devices.h"
 #include "plugvm_abi.h"
 
 static void debug_exit_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,

@@ -5,6 +5,8 @@
  * string write (`rep outsb` of a FIFO's worth) is one append. Receive has a 16550-sized FIFO behind a host ring; bytes beyond
  * the ring overrun (LSR.OE) as on real hardware. IRQ 4 follows IER/IIR semantics.
  */
+#include "uart16550.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,7 +15,6 @@
 #include "../console.h"
 #include "../log.h"
 #include "../vm.h"
-#include "devices.h"
 #include "plugvm_abi.h"
 
 #define UART_RBR 0 /* read, DLAB=0 */

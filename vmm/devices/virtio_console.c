@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../agent.h"
+#include "virtio_console.h"
+
 #include "../console.h"
 #include "../log.h"
 #include "../vm.h"
-#include "devices.h"
 #include "plugvm_abi.h"
 #include "plugvm_virtio.h"
 #include "virtio_mmio.h"
@@ -52,6 +52,7 @@ struct vcon {
 struct virtio_devices {
 	struct vcon con[2];
 	unsigned nr;
+	struct virtio_agent_ops agent; /* set before vCPUs run */
 };
 
 static const struct virtio_console_config console_config; /* no size, ports or emerg_wr */
@@ -130,9 +131,10 @@ static void drain_tx(struct vcon *c)
 		unsigned i;
 
 		for (i = 0; i < c->chain.nr; i++) {
-			if (c->is_agent)
-				agent_rx_bytes(c->vm, c->chain.seg[i].hva, c->chain.seg[i].len);
-			else
+			if (c->is_agent && c->vm->virtio->agent.rx)
+				c->vm->virtio->agent.rx(c->vm->virtio->agent.opaque,
+							c->chain.seg[i].hva, c->chain.seg[i].len);
+			else if (!c->is_agent)
 				console_write(c->vm->console, c->chain.seg[i].hva,
 					      c->chain.seg[i].len);
 		}
@@ -163,7 +165,8 @@ static void vcon_reset(struct virtio_mmio *d)
 		pthread_mutex_lock(&c->rx_lock);
 		c->rx_head = c->rx_len = 0;
 		pthread_mutex_unlock(&c->rx_lock);
-		agent_channel_reset(c->vm);
+		if (c->vm->virtio->agent.reset)
+			c->vm->virtio->agent.reset(c->vm->virtio->agent.opaque);
 	}
 }
 
@@ -311,6 +314,12 @@ bool virtio_console_live(struct vm *vm)
 size_t virtio_console_rx(struct vm *vm, const uint8_t *buf, size_t len)
 {
 	return push(vm, PLUGVM_VIRTIO_SLOT_CONSOLE, buf, len, false);
+}
+
+void virtio_agent_set_ops(struct vm *vm, const struct virtio_agent_ops *ops)
+{
+	if (vm->virtio)
+		vm->virtio->agent = *ops;
 }
 
 int virtio_agent_send(struct vm *vm, const void *msg, size_t len)

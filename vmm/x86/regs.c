@@ -104,20 +104,22 @@ void regs_dump(FILE *f, int vcpu_fd, int vcpu_id, const uint8_t *insn, unsigned 
 
 	fprintf(f, "plugvm: vCPU %d registers:\n", vcpu_id);
 	if (ioctl(vcpu_fd, KVM_GET_REGS, &r) == 0) {
+		const struct {
+			const char *name;
+			unsigned long long v;
+		} gpr[16] = {
+			{ "rax", r.rax }, { "rbx", r.rbx }, { "rcx", r.rcx }, { "rdx", r.rdx },
+			{ "rsi", r.rsi }, { "rdi", r.rdi }, { "rbp", r.rbp }, { "rsp", r.rsp },
+			{ "r8 ", r.r8 },  { "r9 ", r.r9 },  { "r10", r.r10 }, { "r11", r.r11 },
+			{ "r12", r.r12 }, { "r13", r.r13 }, { "r14", r.r14 }, { "r15", r.r15 },
+		};
+
 		fprintf(f, "  rip=%016llx rflags=%016llx\n", (unsigned long long)r.rip,
 			(unsigned long long)r.rflags);
-		fprintf(f, "  rax=%016llx rbx=%016llx rcx=%016llx rdx=%016llx\n",
-			(unsigned long long)r.rax, (unsigned long long)r.rbx,
-			(unsigned long long)r.rcx, (unsigned long long)r.rdx);
-		fprintf(f, "  rsi=%016llx rdi=%016llx rbp=%016llx rsp=%016llx\n",
-			(unsigned long long)r.rsi, (unsigned long long)r.rdi,
-			(unsigned long long)r.rbp, (unsigned long long)r.rsp);
-		fprintf(f, "  r8 =%016llx r9 =%016llx r10=%016llx r11=%016llx\n",
-			(unsigned long long)r.r8, (unsigned long long)r.r9,
-			(unsigned long long)r.r10, (unsigned long long)r.r11);
-		fprintf(f, "  r12=%016llx r13=%016llx r14=%016llx r15=%016llx\n",
-			(unsigned long long)r.r12, (unsigned long long)r.r13,
-			(unsigned long long)r.r14, (unsigned long long)r.r15);
+		/* Four to a line, as printed since the first dump (tests match the lines). */
+		for (i = 0; i < 16; i++)
+			fprintf(f, "%s%s=%016llx%s", i % 4 ? " " : "  ", gpr[i].name, gpr[i].v,
+				i % 4 == 3 ? "\n" : "");
 	}
 	if (ioctl(vcpu_fd, KVM_GET_SREGS, &s) == 0) {
 		fprintf(f, "  cr0=%016llx cr2=%016llx cr3=%016llx cr4=%016llx efer=%016llx\n",

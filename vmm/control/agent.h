@@ -51,6 +51,7 @@ const char *agent_msg_check(const struct plugvm_agent_msg *m);
  */
 size_t agent_str_clean(char *s, size_t size);
 
+/* The agent on the virtio agent channel (none with --virtio off). Returns 0 or -errno. */
 int agent_init(struct vm *vm);
 void agent_exit(struct vm *vm);
 /* Fail every request in flight with AGENT_ESHUTDOWN (before the control socket closes). */
@@ -61,10 +62,6 @@ int agent_fd(const struct vm *vm);
 void agent_process(struct vm *vm);
 /* Milliseconds to the next request deadline (-1: none); agent_process() handles it. */
 int agent_next_timeout_ms(const struct vm *vm);
-
-/* vCPU thread, the agent device's lock held: bytes the guest sent / the driver reset. */
-void agent_rx_bytes(struct vm *vm, const uint8_t *buf, size_t len);
-void agent_channel_reset(struct vm *vm);
 
 /*
  * The reply to a request: `status` is the guest's (0 or a negative errno) or an AGENT_E*

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* The control socket's commands: QEMU's shapes for status, version and CPUs, and quit. */
+/*
+ * The control socket's commands: QEMU's shapes for status, version and CPUs, and quit; and
+ * the vCPU lifecycle's events (cpus.h) as QMP events. QMP in, calls out; events in, QMP out:
+ * what a CPU is and how it changes is cpus.c's.
+ */
 #include "control.h"
 
 #include <errno.h>
@@ -11,14 +15,13 @@
 
 #include "agent.h"
 #include "control_agent.h"
-#include "devices/devices.h"
-#include "exitcode.h"
-#include "log.h"
-#include "plugvm_abi.h"
+#include "../cpus.h"
+#include "../devices/acpi_pm.h"
+#include "../exitcode.h"
+#include "../log.h"
 #include "qmp.h"
-#include "vcpu.h"
-#include "version.h"
-#include "vm.h"
+#include "../version.h"
+#include "../vm.h"
 
 /*
  * gcc 12's -fanalyzer loses heap pointers stored through the VM reached from the commands'
@@ -50,134 +53,119 @@ static struct json_object *cpu_props(const struct vm_config *cfg, unsigned id)
 	return p;
 }
 
-void control_cpu_path(const struct vm *vm, unsigned slot, char *buf, size_t len)
+/* The QOM path of the CPU in `slot` (QEMU's: boot CPUs unattached, added ones peripheral). */
+static void cpu_path(unsigned slot, const char *id, char *buf, size_t len)
 {
-	if (vm->cpu_ids && vm->cpu_ids[slot])
-		snprintf(buf, len, "/machine/peripheral/%s", vm->cpu_ids[slot]);
+	if (id)
+		snprintf(buf, len, "/machine/peripheral/%s", id);
 	else
 		snprintf(buf, len, "/machine/unattached/device[%u]", slot);
 }
 
-static uint64_t now_ns(void)
+/* The QOM path of the present CPU in `slot`, as a JSON string. */
+static struct json_object *qom_path(struct vm *vm, unsigned slot)
 {
-	struct timespec ts;
+	char path[96];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	cpu_path(slot, cpus_id(vm->cpus, slot), path, sizeof(path));
+	return json_object_new_string(path);
 }
 
-static void unplug_error_event(struct vm *vm, unsigned slot)
+/* DEVICE_DELETED, DEVICE_UNPLUG_GUEST_ERROR: the device's id (if any) and path. */
+static struct json_object *device_data(const struct cpus_event *e)
 {
 	struct json_object *data = json_object_new_object();
 	char path[96];
 
-	control_cpu_path(vm, slot, path, sizeof(path));
-	if (vm->cpu_ids[slot])
-		json_object_object_add(data, "device", json_object_new_string(vm->cpu_ids[slot]));
+	cpu_path(e->slot, e->id, path, sizeof(path));
+	if (e->id)
+		json_object_object_add(data, "device", json_object_new_string(e->id));
 	json_object_object_add(data, "path", json_object_new_string(path));
-	qmp_server_event(vm->qmp, "DEVICE_UNPLUG_GUEST_ERROR", data);
+	return data;
 }
 
-void control_cpu_report(struct vm *vm, unsigned slot, bool online, int32_t result,
-			uint64_t guest_ns)
+static struct json_object *ost_data(const struct cpus_event *e)
 {
-	struct json_object *data;
-	uint64_t since;
+	struct json_object *data = json_object_new_object(), *info = json_object_new_object();
+	char s[16];
 
-	if (!vm->qmp || !vm->request_ns)
-		return;
-	since = atomic_exchange(&vm->request_ns[slot], 0);
-	data = json_object_new_object();
-	json_object_object_add(data, "slot", json_object_new_int((int)slot));
-	json_object_object_add(data, "result", json_object_new_int(result));
-	json_object_object_add(data, "guest-ns", json_object_new_int64((int64_t)guest_ns));
+	snprintf(s, sizeof(s), "%u", e->slot);
+	json_object_object_add(info, "source", json_object_new_int64(e->ost_source));
+	json_object_object_add(info, "status", json_object_new_int64(e->ost_status));
+	json_object_object_add(info, "slot", json_object_new_string(s));
+	json_object_object_add(info, "slot-type", json_object_new_string("CPU"));
+	json_object_object_add(data, "info", info);
+	return data;
+}
+
+static struct json_object *report_data(const struct cpus_event *e)
+{
+	struct json_object *data = json_object_new_object();
+
+	json_object_object_add(data, "slot", json_object_new_int((int)e->slot));
+	json_object_object_add(data, "result", json_object_new_int(e->result));
+	json_object_object_add(data, "guest-ns", json_object_new_int64((int64_t)e->guest_ns));
 	/* From the device_add / device_del that asked for it, if one did. */
-	if (since)
-		json_object_object_add(data, "host-ns",
-				       json_object_new_int64((int64_t)(now_ns() - since)));
-	qmp_server_event_key(vm->qmp, 0, online ? "PLUGVM_CPU_ONLINE" : "PLUGVM_CPU_OFFLINE", slot,
-			     data);
+	if (e->requested)
+		json_object_object_add(data, "host-ns", json_object_new_int64((int64_t)e->host_ns));
+	return data;
 }
 
 /*
- * An unplug_deadline that is already due and says the guest refused: set on a vCPU thread
- * (control_unplug_failed()), reported by the main loop, which alone owns cpu_ids.
+ * A lifecycle event as QMP. OST and REPORT come from vCPU threads, at the guest's pace:
+ * rate-limited per slot (one `rep outsl` is as many _OST writes as it has words).
  */
-#define UNPLUG_REFUSED 1ull
-
-bool control_unplug_failed(struct vm *vm, unsigned slot)
+static void cpus_event(void *opaque, const struct cpus_event *e)
 {
-	uint64_t d;
+	struct vm *vm = opaque;
 
-	if (!vm->unplug_deadline)
-		return false;
-	d = atomic_load(&vm->unplug_deadline[slot]);
-	/* Only a pending request (a hostile guest may answer _OST any number of times). */
-	return d > UNPLUG_REFUSED &&
-	       atomic_compare_exchange_strong(&vm->unplug_deadline[slot], &d, UNPLUG_REFUSED);
+	if (!vm->qmp)
+		return; /* the socket closed at the VM's end */
+	switch (e->type) {
+	case CPUS_EVENT_OST:
+		qmp_server_event_key(vm->qmp, 0, "ACPI_DEVICE_OST", e->slot, ost_data(e));
+		break;
+	case CPUS_EVENT_REPORT:
+		qmp_server_event_key(vm->qmp, 0,
+				     e->online ? "PLUGVM_CPU_ONLINE" : "PLUGVM_CPU_OFFLINE",
+				     e->slot, report_data(e));
+		break;
+	case CPUS_EVENT_DELETED:
+		qmp_server_event(vm->qmp, "DEVICE_DELETED", device_data(e));
+		break;
+	case CPUS_EVENT_UNPLUG_FAILED:
+		qmp_server_event(vm->qmp, "DEVICE_UNPLUG_GUEST_ERROR", device_data(e));
+		break;
+	}
 }
 
 int control_next_timeout_ms(struct vm *vm)
 {
-	uint64_t now = now_ns(), next = 0;
-	int ms = -1, events;
-	unsigned i;
-
-	if (!vm->unplug_deadline)
-		return -1;
-	for (i = 0; i < vm->cfg->max_cpus; i++) {
-		uint64_t d = atomic_load(&vm->unplug_deadline[i]);
-
-		if (d && (!next || d < next))
-			next = d;
-	}
-	if (next)
-		ms = next <= now ? 0 : (int)((next - now) / 1000000 + 1);
-	events = vm->qmp ? qmp_server_next_timeout_ms(vm->qmp) : -1;
-	if (events >= 0 && (ms < 0 || events < ms))
-		ms = events;
-	return ms;
+	return vm->qmp ? qmp_server_next_timeout_ms(vm->qmp) : -1;
 }
 
-void control_check_timeouts(struct vm *vm)
+void control_tick(struct vm *vm)
 {
-	uint64_t now = now_ns();
-	unsigned i;
-
 	if (vm->qmp)
 		qmp_server_tick(vm->qmp); /* rate-limited events whose turn came */
-	if (!vm->unplug_deadline)
-		return;
-	for (i = 0; i < vm->cfg->max_cpus; i++) {
-		uint64_t d = atomic_load(&vm->unplug_deadline[i]);
-
-		if (!d || d > now ||
-		    !atomic_compare_exchange_strong(&vm->unplug_deadline[i], &d, 0))
-			continue;
-		if (d == UNPLUG_REFUSED)
-			log_warn("vCPU %u: the guest refused its removal", i);
-		else
-			log_warn("vCPU %u: the guest did not complete its removal within %d ms", i,
-				 CONTROL_UNPLUG_TIMEOUT_MS);
-		unplug_error_event(vm, i);
-	}
 }
 
-void control_cpu_gone(struct vm *vm, unsigned slot)
+int control_fd(const struct vm *vm)
 {
-	if (vm->unplug_deadline)
-		atomic_store(&vm->unplug_deadline[slot], 0);
-	if (!vm->cpu_ids)
-		return;
-	free(vm->cpu_ids[slot]);
-	vm->cpu_ids[slot] = NULL;
+	return vm->qmp ? qmp_server_fd(vm->qmp) : -1;
+}
+
+void control_dispatch(struct vm *vm)
+{
+	if (vm->qmp)
+		qmp_server_dispatch(vm->qmp);
 }
 
 static struct json_object *query_status(void *ctx, struct json_object *args, struct qmp_error *err)
 {
 	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_object();
-	bool stopping = vm_stopping(vm), running = !stopping && vm->started;
+	bool stopping = vm_stopping(vm), running = !stopping && cpus_started(vm->cpus);
 	const char *status = stopping ? "shutdown" : running ? "running" : "prelaunch";
 
 	(void)args;
@@ -194,8 +182,8 @@ static struct json_object *cmd_cont(void *ctx, struct json_object *args, struct 
 	struct vm *vm = ctx;
 
 	(void)args;
-	if (!vm->started) {
-		if (vm_start_vcpus(vm))
+	if (!cpus_started(vm->cpus)) {
+		if (cpus_start_boot(vm->cpus))
 			qmp_error_set(err, "GenericError", "cannot start the vCPUs");
 		else
 			qmp_server_event(vm->qmp, "RESUME", NULL);
@@ -218,31 +206,44 @@ static struct json_object *query_version(void *ctx, struct json_object *args, st
 	return r;
 }
 
+/* query-cpus-fast's entry for the present CPU in `slot`. */
+static struct json_object *cpu_fast_json(struct vm *vm, unsigned slot)
+{
+	struct json_object *c = json_object_new_object();
+
+	json_object_object_add(c, "thread-id", json_object_new_int(cpus_tid(vm->cpus, slot)));
+	json_object_object_add(c, "props", cpu_props(vm->cfg, slot));
+	json_object_object_add(c, "qom-path", qom_path(vm, slot));
+	json_object_object_add(c, "cpu-index", json_object_new_int((int)slot));
+	json_object_object_add(c, "target", json_object_new_string("x86_64"));
+	return c;
+}
+
+/* query-hotpluggable-cpus' entry for `slot`: present ones carry their qom-path. */
+static struct json_object *hotpluggable_json(struct vm *vm, unsigned slot)
+{
+	struct json_object *c = json_object_new_object();
+
+	json_object_object_add(c, "props", cpu_props(vm->cfg, slot));
+	json_object_object_add(c, "vcpus-count", json_object_new_int(1));
+	if (cpus_present(vm->cpus, slot))
+		json_object_object_add(c, "qom-path", qom_path(vm, slot));
+	json_object_object_add(c, "type", json_object_new_string(CPU_TYPE));
+	return c;
+}
+
 static struct json_object *query_cpus_fast(void *ctx, struct json_object *args,
 					   struct qmp_error *err)
 {
 	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_array();
 	unsigned i;
-	char path[96];
 
 	(void)args;
 	(void)err;
-	for (i = 0; i < vm->cfg->max_cpus; i++) {
-		struct vcpu *v = &vm->vcpus[i];
-		struct json_object *c;
-
-		if (atomic_load(&v->state) != VCPU_RUNNING)
-			continue;
-		c = json_object_new_object();
-		control_cpu_path(vm, i, path, sizeof(path));
-		json_object_object_add(c, "thread-id", json_object_new_int(v->tid));
-		json_object_object_add(c, "props", cpu_props(vm->cfg, i));
-		json_object_object_add(c, "qom-path", json_object_new_string(path));
-		json_object_object_add(c, "cpu-index", json_object_new_int((int)i));
-		json_object_object_add(c, "target", json_object_new_string("x86_64"));
-		json_object_array_add(r, c);
-	}
+	for (i = 0; i < vm->cfg->max_cpus; i++)
+		if (cpus_present(vm->cpus, i))
+			json_object_array_add(r, cpu_fast_json(vm, i));
 	return r;
 }
 
@@ -252,23 +253,11 @@ static struct json_object *query_hotpluggable_cpus(void *ctx, struct json_object
 	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_array();
 	unsigned i;
-	char path[96];
 
 	(void)args;
 	(void)err;
-	/* Highest first, as QEMU lists them; present ones carry their qom-path. */
-	for (i = vm->cfg->max_cpus; i-- > 0;) {
-		struct json_object *c = json_object_new_object();
-
-		json_object_object_add(c, "props", cpu_props(vm->cfg, i));
-		json_object_object_add(c, "vcpus-count", json_object_new_int(1));
-		if (atomic_load(&vm->vcpus[i].state) == VCPU_RUNNING) {
-			control_cpu_path(vm, i, path, sizeof(path));
-			json_object_object_add(c, "qom-path", json_object_new_string(path));
-		}
-		json_object_object_add(c, "type", json_object_new_string(CPU_TYPE));
-		json_object_array_add(r, c);
-	}
+	for (i = vm->cfg->max_cpus; i-- > 0;) /* highest first, as QEMU lists them */
+		json_object_array_add(r, hotpluggable_json(vm, i));
 	return r;
 }
 
@@ -331,9 +320,8 @@ static struct json_object *device_add(void *ctx, struct json_object *args, struc
 {
 	struct vm *vm = ctx;
 	struct json_object *o;
-	const char *driver, *id = NULL;
+	const char *driver, *id = NULL, *other;
 	size_t dlen;
-	struct vcpu *v;
 	unsigned i;
 	int slot, ret;
 
@@ -356,7 +344,8 @@ static struct json_object *device_add(void *ctx, struct json_object *args, struc
 			return NULL;
 		}
 		for (i = 0; i < vm->cfg->max_cpus; i++) {
-			if (vm->cpu_ids[i] && !strcmp(vm->cpu_ids[i], id)) {
+			other = cpus_id(vm->cpus, i);
+			if (other && !strcmp(other, id)) {
 				qmp_error_set(err, "GenericError", "Duplicate device ID '%s'", id);
 				return NULL;
 			}
@@ -365,37 +354,21 @@ static struct json_object *device_add(void *ctx, struct json_object *args, struc
 	slot = cpu_slot(vm, args, err);
 	if (slot < 0)
 		return NULL;
-	v = &vm->vcpus[slot];
-	if (atomic_load(&v->state) == VCPU_RUNNING || cpu_hotplug_present(vm, (unsigned)slot)) {
+	ret = cpus_add(vm->cpus, (unsigned)slot, id);
+	switch (ret) {
+	case 0:
+		break;
+	case -EEXIST:
 		qmp_error_set(err, "GenericError", "CPU[%d] with APIC ID %d exists", slot, slot);
-		return NULL;
-	}
-	if (vm_stopping(vm)) {
+		break;
+	case -ESHUTDOWN:
 		qmp_error_set(err, "GenericError", "the VM is shutting down");
-		return NULL;
-	}
-	/*
-	 * A new fd, or a parked one: to the reset state an AP powers on in, waiting for
-	 * INIT/SIPI. Setting the LAPIC state also makes KVM put the new APIC ID in its
-	 * interrupt routing map, without which the guest's INIT/SIPI would not arrive.
-	 */
-	ret = v->fd < 0 ? vcpu_create(vm, slot, false) : 0;
-	if (!ret)
-		ret = vcpu_reset_for_sipi(v);
-	if (!ret)
-		ret = vcpu_start(v);
-	if (ret) {
+		break;
+	default:
 		qmp_error_set(err, "GenericError", "cannot create vCPU %d: %s", slot,
 			      strerror(-ret));
-		return NULL;
+		break;
 	}
-	atomic_store(&vm->request_ns[slot], now_ns());
-	free(vm->cpu_ids[slot]); /* NULL: an ejected CPU's id went with it */
-	vm->cpu_ids[slot] = id ? strdup(id) : NULL;
-	ret = cpu_hotplug_plug(vm, (unsigned)slot);
-	if (ret)
-		log_warn("cpu-hotplug: slot %d: %s", slot, strerror(-ret));
-	log_info("vCPU %d added%s%s", slot, id ? " as " : "", id ? id : "");
 	return NULL;
 }
 
@@ -406,11 +379,13 @@ static int find_cpu(struct vm *vm, const char *name)
 	char path[96];
 
 	for (i = 0; i < vm->cfg->max_cpus; i++) {
-		if (atomic_load(&vm->vcpus[i].state) != VCPU_RUNNING)
+		const char *id = cpus_id(vm->cpus, i);
+
+		if (!cpus_present(vm->cpus, i))
 			continue;
-		if (vm->cpu_ids[i] && !strcmp(vm->cpu_ids[i], name))
+		if (id && !strcmp(id, name))
 			return (int)i;
-		control_cpu_path(vm, i, path, sizeof(path));
+		cpu_path(i, id, path, sizeof(path));
 		if (!strcmp(path, name))
 			return (int)i;
 	}
@@ -431,18 +406,14 @@ static struct json_object *device_del(void *ctx, struct json_object *args, struc
 		qmp_error_set(err, "DeviceNotFound", "Device '%.64s' not found", name);
 		return NULL;
 	}
-	if (atomic_load(&vm->unplug_deadline[slot])) {
-		qmp_error_set(err, "GenericError",
-			      "Device %.64s is already in the process of unplug", name);
-		return NULL;
-	}
-	ret = cpu_hotplug_unplug_request(vm, (unsigned)slot);
+	ret = cpus_request_removal(vm->cpus, (unsigned)slot);
 	switch (ret) {
 	case 0:
-		atomic_store(&vm->request_ns[slot], now_ns());
-		atomic_store(&vm->unplug_deadline[slot],
-			     now_ns() + CONTROL_UNPLUG_TIMEOUT_MS * 1000000ull);
-		return NULL;
+		break;
+	case -EALREADY:
+		qmp_error_set(err, "GenericError",
+			      "Device %.64s is already in the process of unplug", name);
+		break;
 	case -EPERM:
 		qmp_error_set(err, "GenericError", "Boot CPU is unpluggable");
 		break;
@@ -563,18 +534,11 @@ int control_start(struct vm *vm)
 	}
 	merge_commands();
 	agent_set_event_fn(vm, control_agent_event);
+	cpus_set_event_fn(vm->cpus, cpus_event, vm);
 	vm->qmp = qmp_server_create(commands, vm, "plugvm " PLUGVM_VERSION, PLUGVM_VERSION_MAJOR,
 				    PLUGVM_VERSION_MINOR, PLUGVM_VERSION_MICRO);
 	if (!vm->qmp) {
 		log_error("qmp: out of memory");
-		return -ENOMEM;
-	}
-	vm->cpu_ids = calloc(vm->cfg->max_cpus, sizeof(*vm->cpu_ids));
-	vm->unplug_deadline = calloc(vm->cfg->max_cpus, sizeof(*vm->unplug_deadline));
-	vm->request_ns = calloc(vm->cfg->max_cpus, sizeof(*vm->request_ns));
-	if (!vm->cpu_ids || !vm->unplug_deadline || !vm->request_ns) {
-		qmp_server_destroy(vm->qmp);
-		vm->qmp = NULL;
 		return -ENOMEM;
 	}
 	/* Guest-triggered events are rate-limited per CPU slot; the last key is "no slot". */
@@ -623,17 +587,5 @@ void control_stop(struct vm *vm, int status)
 
 void control_free(struct vm *vm)
 {
-	unsigned i;
-
 	control_agent_free(vm);
-	free(vm->unplug_deadline);
-	vm->unplug_deadline = NULL;
-	free(vm->request_ns);
-	vm->request_ns = NULL;
-	if (!vm->cpu_ids)
-		return;
-	for (i = 0; i < vm->cfg->max_cpus; i++)
-		free(vm->cpu_ids[i]);
-	free(vm->cpu_ids);
-	vm->cpu_ids = NULL;
 }

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "devices/devices.h"
-#include "log.h"
-#include "vm.h"
+#include "../devices/virtio_console.h"
+#include "../log.h"
+#include "../vm.h"
 
 #define QUEUE_MAX 4096 /* guest messages waiting for the main loop (2 MiB) */
 
@@ -57,6 +57,9 @@ struct agent {
 	uint64_t requests, replies, events, timeouts, malformed;
 };
 
+static void channel_rx(void *opaque, const uint8_t *buf, size_t len);
+static void channel_reset(void *opaque);
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -88,6 +91,8 @@ int agent_init(struct vm *vm)
 		return -errno;
 	}
 	vm->agent = a;
+	virtio_agent_set_ops(vm, &(struct virtio_agent_ops){
+				     .opaque = a, .rx = channel_rx, .reset = channel_reset });
 	return 0;
 }
 
@@ -155,23 +160,21 @@ static void framed(void *ctx, const struct plugvm_agent_msg *m)
 	enqueue(ctx, m, false);
 }
 
-void agent_rx_bytes(struct vm *vm, const uint8_t *buf, size_t len)
+/* Bytes the guest sent: vCPU thread, the agent device's lock held (virtio_agent_ops). */
+static void channel_rx(void *opaque, const uint8_t *buf, size_t len)
 {
-	struct agent *a = vm->agent;
+	struct agent *a = opaque;
 
-	if (!a)
-		return;
 	pthread_mutex_lock(&a->lock);
 	agent_framer_feed(&a->framer, buf, len, framed, a);
 	pthread_mutex_unlock(&a->lock);
 }
 
-void agent_channel_reset(struct vm *vm)
+/* The guest's driver reset the device: the session ends. As channel_rx(). */
+static void channel_reset(void *opaque)
 {
-	struct agent *a = vm->agent;
+	struct agent *a = opaque;
 
-	if (!a)
-		return;
 	pthread_mutex_lock(&a->lock);
 	agent_framer_reset(&a->framer);
 	/* A marker in the queue, so replies framed before the reset still count. */
@@ -180,7 +183,8 @@ void agent_channel_reset(struct vm *vm)
 	pthread_mutex_unlock(&a->lock);
 }
 
-static void handle_reply(struct agent *a, const struct plugvm_agent_msg *m)
+/* A reply: the request in flight with its id gets it (and leaves the list). */
+static void complete_request(struct agent *a, const struct plugvm_agent_msg *m)
 {
 	struct pending **pp, *p;
 
@@ -199,7 +203,8 @@ static void handle_reply(struct agent *a, const struct plugvm_agent_msg *m)
 	free(p);
 }
 
-static void handle(struct agent *a, const struct plugvm_agent_msg *m)
+/* One framed message from the guest, checked: a reply, or an event for the control socket. */
+static void receive_message(struct agent *a, const struct plugvm_agent_msg *m)
 {
 	const char *why = agent_msg_check(m);
 
@@ -210,7 +215,7 @@ static void handle(struct agent *a, const struct plugvm_agent_msg *m)
 		return;
 	}
 	if (m->hdr.flags == PLUGVM_AGENT_F_REPLY) {
-		handle_reply(a, m);
+		complete_request(a, m);
 		return;
 	}
 	a->events++;
@@ -273,7 +278,7 @@ void agent_process(struct vm *vm)
 			fail_all(a, AGENT_ENOTCONN);
 			continue;
 		}
-		handle(a, &q.m);
+		receive_message(a, &q.m);
 	}
 	check_timeouts(a);
 }

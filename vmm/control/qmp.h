@@ -83,7 +83,7 @@ void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name
 
 /*
  * The same for an event about `key` (a CPU slot; keys from qmp_server_set_event_keys() on
- * share the last one). Events a guest can trigger at will (qmp.c's event_limits, listed in
+ * share the last one). Events a guest can trigger at will (qmp_events.c's event_limits, listed in
  * docs/qmp.md) are rate-limited per event name; over the limit, only the latest event of
  * each key is kept and goes out when the budget refills (qmp_server_tick()), as QEMU's
  * monitor throttles events per type and data key. Other events go out at once. Thread-safe.

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
-#include "utf8.h"
+#include "../utf8.h"
 
 void agent_framer_reset(struct agent_framer *f)
 {

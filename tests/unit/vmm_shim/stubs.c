@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Weak stand-ins for the VMM modules a unit test does not link: each does nothing (or
+ * says "none", "not connected") unless the test defines its own, and a test that links
+ * the real module gets the real one. One place for them, instead of a copy in every test.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/control/agent.h"
+#include "vmm/chaos.h"
+#include "vmm/control/control_agent.h"
+#include "vmm/devices/acpi_pm.h"
+#include "vmm/devices/virtio_console.h"
+#include "vmm/kvm.h"
+#include "vmm/vm.h"
+
+#define WEAK __attribute__((weak))
+
+/* ---- the VM's stop ---- */
+WEAK void vm_request_stop(struct vm *vm, int status)
+{
+	(void)vm;
+	(void)status;
+}
+
+WEAK bool vm_stopping(struct vm *vm)
+{
+	(void)vm;
+	return false;
+}
+
+/* ---- KVM's interrupt lines and --chaos ---- */
+WEAK int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
+{
+	(void)k;
+	(void)gsi;
+	(void)level;
+	return 0;
+}
+
+WEAK void chaos_vcpu_stall(struct chaos *c, unsigned id, const atomic_bool *stop)
+{
+	(void)c;
+	(void)id;
+	(void)stop;
+}
+
+WEAK void chaos_vcpu_start(struct chaos *c, unsigned id, const atomic_bool *stop)
+{
+	(void)c;
+	(void)id;
+	(void)stop;
+}
+
+/* ---- devices ---- */
+WEAK void acpi_pm_raise_gpe(struct vm *vm, unsigned bit)
+{
+	(void)vm;
+	(void)bit;
+}
+
+WEAK void acpi_pm_power_button(struct vm *vm)
+{
+	(void)vm;
+}
+
+WEAK int virtio_agent_send(struct vm *vm, const void *msg, size_t len)
+{
+	(void)vm;
+	(void)msg;
+	(void)len;
+	return -ENODEV;
+}
+
+/* ---- the agent's QMP commands and events ---- */
+WEAK const struct qmp_command control_agent_commands[] = { { NULL, NULL, NULL } };
+
+WEAK void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
+{
+	(void)vm;
+	(void)m;
+}
+
+WEAK void control_agent_free(struct vm *vm)
+{
+	(void)vm;
+}
+
+WEAK void agent_set_event_fn(struct vm *vm,
+			     void (*fn)(struct vm *vm, const struct plugvm_agent_msg *m))
+{
+	(void)vm;
+	(void)fn;
+}

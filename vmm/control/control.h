@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket of a VM (--qmp): its QMP server and the commands it answers. The
+ * protocol itself is in qmp.h; docs/qmp.md documents both.
+ */
+#ifndef PLUGVM_VMM_CONTROL_H
+#define PLUGVM_VMM_CONTROL_H
+
+struct vm;
+
+/*
+ * Listen on cfg->qmp_path if set (vm->qmp), and hear the vCPU lifecycle's events. Before
+ * any vCPU runs. Returns 0 or -errno (logged).
+ */
+int control_start(struct vm *vm);
+
+/* Emit SHUTDOWN for exit `status`, deliver what is queued (bounded), close the socket. */
+void control_stop(struct vm *vm, int status);
+
+/* Milliseconds until a rate-limited event's turn (-1: none), for the main loop's wait. */
+int control_next_timeout_ms(struct vm *vm);
+/* Send the rate-limited events whose turn came. Main thread. */
+void control_tick(struct vm *vm);
+
+/* Readable when the control socket has work (-1: no socket): call control_dispatch(). */
+int control_fd(const struct vm *vm);
+/* Accept clients, run their commands, send replies and events. Main thread. */
+void control_dispatch(struct vm *vm);
+
+/* Free what the control socket kept (after machine_run()). */
+void control_free(struct vm *vm);
+
+#endif

@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The vCPU lifecycle (see cpus.h): the slots, their state machine under one lock, the CPU
+ * hotplug devices' callbacks, and the main loop's share (ejects, removal deadlines).
+ * Per-slot fields a vCPU thread touches (eject_pending, request_ns, unplug_deadline) are
+ * atomics it only marks; the main thread acts on them.
+ */
+#include "cpus.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devices/acpi_cpu_hotplug.h"
+#include "devices/acpi_pm.h"
+#include "devices/direct_start.h"
+#include "devices/hotplug_report.h"
+#include "exitcode.h"
+#include "log.h"
+#include "vcpu.h"
+#include "vm.h"
+
+/*
+ * gcc 12's -fanalyzer loses the ids strdup()ed into the slots reached through c and reports
+ * them as leaked (as in control.c); the ASan run of the integration tests (make check)
+ * checks these paths for real leaks.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
+
+/* An unplug_deadline already due that says the guest refused (set on a vCPU thread). */
+#define UNPLUG_REFUSED 1ull
+
+enum slot_state {
+	SLOT_ABSENT, /* no vCPU fd yet */
+	SLOT_PARKED, /* fd kept, no thread */
+	SLOT_RUNNING, /* fd and thread */
+	SLOT_STOPPING, /* its thread was told to end; the main thread joins it */
+};
+
+struct cpu_slot {
+	struct vcpu vcpu;
+	_Atomic int state; /* enum slot_state: written under cpus->lock, read anywhere */
+	char *id; /* the QMP id given at add; main thread */
+	_Atomic uint64_t request_ns; /* CLOCK_MONOTONIC of the add or removal asked; 0: none */
+	_Atomic uint64_t unplug_deadline; /* a removal in flight until then; UNPLUG_REFUSED */
+	atomic_bool eject_pending; /* the guest ejected it; the main loop parks it */
+};
+
+struct cpus {
+	struct vm *vm;
+	unsigned nr; /* cfg->max_cpus */
+	struct cpu_slot *slots;
+	pthread_mutex_t lock; /* slot state changes, and direct starts (see cpus.h) */
+	bool started, boot_started; /* main thread */
+	struct acpi_cpu_hotplug block;
+	struct direct_start start_port;
+	struct hotplug_report report_port;
+	int wake_fd; /* eventfd: work for cpus_process() */
+	void (*event_fn)(void *opaque, const struct cpus_event *e);
+	void *event_opaque;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void emit(struct cpus *c, const struct cpus_event *e)
+{
+	if (c->event_fn)
+		c->event_fn(c->event_opaque, e);
+}
+
+static void wake_main_loop(struct cpus *c)
+{
+	uint64_t one = 1;
+
+	if (write(c->wake_fd, &one, sizeof(one)) < 0)
+		log_error("cpus: eventfd: %s", strerror(errno));
+}
+
+static void set_state(struct cpus *c, struct cpu_slot *s, enum slot_state state)
+{
+	pthread_mutex_lock(&c->lock);
+	atomic_store(&s->state, state);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- what the guest does, through the devices (vCPU threads) -------------------------- */
+
+static void raise_gpe(void *opaque)
+{
+	struct cpus *c = opaque;
+
+	acpi_pm_raise_gpe(c->vm, ACPI_CPU_HOTPLUG_GPE_BIT);
+}
+
+static void on_eject(void *opaque, unsigned slot)
+{
+	struct cpus *c = opaque;
+
+	atomic_store(&c->slots[slot].eject_pending, true);
+	wake_main_loop(c);
+}
+
+static void on_ost(void *opaque, unsigned slot, uint32_t source, uint32_t status)
+{
+	struct cpus *c = opaque;
+	struct cpu_slot *s = &c->slots[slot];
+	struct cpus_event e = { .type = CPUS_EVENT_OST, .slot = slot };
+	uint64_t d = atomic_load(&s->unplug_deadline);
+
+	/*
+	 * _OST of an eject request: the guest said no. Marked only while a request is in
+	 * flight (a hostile guest may answer any number of times); the main loop reports it,
+	 * as only it may read the CPU's id.
+	 */
+	if (source == 3 && status != 0 && d > UNPLUG_REFUSED &&
+	    atomic_compare_exchange_strong(&s->unplug_deadline, &d, UNPLUG_REFUSED))
+		wake_main_loop(c);
+	e.ost_source = source;
+	e.ost_status = status;
+	emit(c, &e);
+}
+
+static void on_report(void *opaque, unsigned slot, bool online, int32_t result, uint64_t guest_ns)
+{
+	struct cpus *c = opaque;
+	uint64_t since = atomic_exchange(&c->slots[slot].request_ns, 0);
+	struct cpus_event e = { .type = CPUS_EVENT_REPORT,
+				.slot = slot,
+				.online = online,
+				.result = result,
+				.guest_ns = guest_ns };
+
+	if (since) {
+		e.requested = true;
+		e.host_ns = now_ns() - since;
+	}
+	emit(c, &e);
+}
+
+static bool on_running(void *opaque, unsigned slot)
+{
+	struct cpus *c = opaque;
+
+	return atomic_load(&c->slots[slot].state) == SLOT_RUNNING;
+}
+
+static int on_direct_start(void *opaque, unsigned slot, const struct long_mode_start *r)
+{
+	struct cpus *c = opaque;
+	struct cpu_slot *s = &c->slots[slot];
+	int ret = -EINVAL;
+
+	/* Under the lock: the thread stays RUNNING, so it is not joined before the kick. */
+	pthread_mutex_lock(&c->lock);
+	if (atomic_load(&s->state) == SLOT_RUNNING) {
+		vcpu_post_start(&s->vcpu, r);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+/* ---- the slots' life (main thread) ----------------------------------------------------- */
+
+int cpus_create(struct vm *vm)
+{
+	const struct acpi_cpu_hotplug_ops block_ops = { .raise_gpe = raise_gpe,
+							.eject = on_eject,
+							.ost = on_ost };
+	struct acpi_cpu_hotplug_ops bo = block_ops;
+	struct direct_start_ops so = { .running = on_running, .start = on_direct_start };
+	struct hotplug_report_ops ro = { .report = on_report };
+	struct cpus *c = calloc(1, sizeof(*c));
+	unsigned i;
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	c->vm = vm;
+	c->nr = vm->cfg->max_cpus;
+	c->wake_fd = -1;
+	pthread_mutex_init(&c->lock, NULL);
+	vm->cpus = c;
+	c->slots = calloc(c->nr, sizeof(*c->slots));
+	if (!c->slots) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < c->nr; i++) {
+		c->slots[i].vcpu.vm = vm;
+		c->slots[i].vcpu.id = (int)i;
+		c->slots[i].vcpu.fd = -1;
+	}
+	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->wake_fd < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	bo.opaque = so.opaque = ro.opaque = c;
+	ret = acpi_cpu_hotplug_init(&c->block, c->nr, vm->cfg->nr_cpus, &bo);
+	if (!ret)
+		ret = acpi_cpu_hotplug_attach(&c->block, &vm->pio);
+	if (!ret)
+		ret = hotplug_report_init(&c->report_port, vm, &ro);
+	if (!ret)
+		ret = direct_start_init(&c->start_port, vm, &so);
+	if (ret)
+		goto fail;
+	return 0;
+fail:
+	log_error("cpu-hotplug: %s", strerror(-ret));
+	cpus_destroy(c);
+	vm->cpus = NULL;
+	return ret;
+}
+
+void cpus_set_event_fn(struct cpus *c, void (*fn)(void *opaque, const struct cpus_event *e),
+		       void *opaque)
+{
+	c->event_fn = fn;
+	c->event_opaque = opaque;
+}
+
+int cpus_create_boot(struct cpus *c)
+{
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < c->vm->cfg->nr_cpus; i++) {
+		/* vCPU 0 enters the kernel; the others wait for INIT/SIPI. */
+		ret = vcpu_create(&c->slots[i].vcpu, c->vm, (int)i, i == 0);
+		if (ret)
+			return ret;
+		set_state(c, &c->slots[i], SLOT_PARKED);
+	}
+	return 0;
+}
+
+/* A slot with a vCPU and no thread gets its thread. */
+static int slot_start(struct cpus *c, struct cpu_slot *s)
+{
+	int ret = vcpu_start_thread(&s->vcpu, c->boot_started);
+
+	if (!ret)
+		set_state(c, s, SLOT_RUNNING);
+	return ret;
+}
+
+/* RUNNING -> STOPPING: told to end, kicked, its start request dropped. */
+static bool slot_stop(struct cpus *c, struct cpu_slot *s)
+{
+	bool stopping = false;
+
+	pthread_mutex_lock(&c->lock);
+	if (atomic_load(&s->state) == SLOT_RUNNING) {
+		atomic_store(&s->state, SLOT_STOPPING);
+		vcpu_drop_start(&s->vcpu);
+		stopping = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+	/* STOPPING: no direct start kicks it any more, and only this thread joins it. */
+	if (stopping)
+		vcpu_kick_stop(&s->vcpu);
+	return stopping;
+}
+
+/* STOPPING -> PARKED: the thread joined; KVM keeps the fd for the next add. */
+static void slot_join(struct cpus *c, struct cpu_slot *s)
+{
+	if (atomic_load(&s->state) != SLOT_STOPPING)
+		return;
+	vcpu_join(&s->vcpu);
+	set_state(c, s, SLOT_PARKED);
+}
+
+int cpus_start_boot(struct cpus *c)
+{
+	unsigned i;
+
+	if (c->started)
+		return 0;
+	c->started = true;
+	for (i = 0; i < c->vm->cfg->nr_cpus; i++) {
+		if (slot_start(c, &c->slots[i])) {
+			vm_request_stop(c->vm, PLUGVM_EXIT_SETUP);
+			return -1;
+		}
+	}
+	c->boot_started = true;
+	return 0;
+}
+
+bool cpus_started(const struct cpus *c)
+{
+	return c->started;
+}
+
+int cpus_add(struct cpus *c, unsigned slot, const char *id)
+{
+	struct cpu_slot *s;
+	int ret;
+
+	if (slot >= c->nr)
+		return -EINVAL;
+	s = &c->slots[slot];
+	if (atomic_load(&s->state) == SLOT_RUNNING || atomic_load(&s->state) == SLOT_STOPPING ||
+	    acpi_cpu_hotplug_present(&c->block, slot))
+		return -EEXIST;
+	if (vm_stopping(c->vm))
+		return -ESHUTDOWN;
+	/*
+	 * A new fd, or a parked one: to the reset state an AP powers on in, waiting for
+	 * INIT/SIPI. Setting the LAPIC state also makes KVM put the new APIC ID in its
+	 * interrupt routing map, without which the guest's INIT/SIPI would not arrive.
+	 */
+	if (s->vcpu.fd < 0) {
+		ret = vcpu_create(&s->vcpu, c->vm, (int)slot, false);
+		if (ret)
+			return ret;
+		set_state(c, s, SLOT_PARKED);
+	}
+	ret = vcpu_reset_for_sipi(&s->vcpu);
+	if (!ret)
+		ret = slot_start(c, s);
+	if (ret)
+		return ret;
+	atomic_store(&s->request_ns, now_ns());
+	free(s->id); /* NULL: an ejected CPU's id went with it */
+	s->id = id ? strdup(id) : NULL;
+	ret = acpi_cpu_hotplug_plug(&c->block, slot);
+	if (ret)
+		log_warn("cpu-hotplug: slot %u: %s", slot, strerror(-ret));
+	log_info("vCPU %u added%s%s", slot, id ? " as " : "", id ? id : "");
+	return 0;
+}
+
+int cpus_request_removal(struct cpus *c, unsigned slot)
+{
+	struct cpu_slot *s;
+	int ret;
+
+	if (slot >= c->nr || atomic_load(&c->slots[slot].state) != SLOT_RUNNING)
+		return -ENODEV;
+	s = &c->slots[slot];
+	if (atomic_load(&s->unplug_deadline))
+		return -EALREADY;
+	ret = acpi_cpu_hotplug_unplug_request(&c->block, slot);
+	if (ret)
+		return ret;
+	atomic_store(&s->request_ns, now_ns());
+	atomic_store(&s->unplug_deadline, now_ns() + CPUS_UNPLUG_TIMEOUT_MS * 1000000ull);
+	return 0;
+}
+
+bool cpus_present(const struct cpus *c, unsigned slot)
+{
+	return slot < c->nr && atomic_load(&c->slots[slot].state) == SLOT_RUNNING;
+}
+
+pid_t cpus_tid(const struct cpus *c, unsigned slot)
+{
+	return slot < c->nr ? atomic_load(&c->slots[slot].vcpu.tid) : 0;
+}
+
+const char *cpus_id(const struct cpus *c, unsigned slot)
+{
+	return slot < c->nr ? c->slots[slot].id : NULL;
+}
+
+int cpus_wake_fd(const struct cpus *c)
+{
+	return c->wake_fd;
+}
+
+int cpus_next_timeout_ms(const struct cpus *c)
+{
+	uint64_t now = now_ns(), next = 0;
+	unsigned i;
+
+	for (i = 0; i < c->nr; i++) {
+		uint64_t d = atomic_load(&c->slots[i].unplug_deadline);
+
+		if (d && (!next || d < next))
+			next = d;
+	}
+	if (!next)
+		return -1;
+	return next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+}
+
+/* Removals the guest refused or did not finish in time: reported once each. */
+static void check_removals(struct cpus *c)
+{
+	uint64_t now = now_ns();
+	unsigned i;
+
+	for (i = 0; i < c->nr; i++) {
+		struct cpu_slot *s = &c->slots[i];
+		uint64_t d = atomic_load(&s->unplug_deadline);
+		struct cpus_event e = { .type = CPUS_EVENT_UNPLUG_FAILED, .slot = i };
+
+		if (!d || d > now || !atomic_compare_exchange_strong(&s->unplug_deadline, &d, 0))
+			continue;
+		if (d == UNPLUG_REFUSED)
+			log_warn("vCPU %u: the guest refused its removal", i);
+		else
+			log_warn("vCPU %u: the guest did not complete its removal within %d ms", i,
+				 CPUS_UNPLUG_TIMEOUT_MS);
+		e.id = s->id;
+		emit(c, &e);
+	}
+}
+
+/* The guest ejected these: their threads end, KVM keeps the fds (parked for reuse). */
+static void carry_out_ejects(struct cpus *c)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nr; i++) {
+		struct cpu_slot *s = &c->slots[i];
+		struct cpus_event e = { .type = CPUS_EVENT_DELETED, .slot = i };
+
+		if (!atomic_exchange(&s->eject_pending, false))
+			continue;
+		if (slot_stop(c, s))
+			slot_join(c, s);
+		log_info("vCPU %u ejected by the guest: parked", i);
+		e.id = s->id;
+		emit(c, &e);
+		atomic_store(&s->unplug_deadline, 0);
+		free(s->id);
+		s->id = NULL;
+	}
+}
+
+void cpus_process(struct cpus *c)
+{
+	uint64_t n;
+
+	if (read(c->wake_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_error("cpus: eventfd: %s", strerror(errno));
+	check_removals(c);
+	carry_out_ejects(c);
+}
+
+void cpus_stop_all(struct cpus *c)
+{
+	unsigned i;
+
+	/* Kick every vCPU first, then join: the exits overlap. */
+	for (i = 0; i < c->nr; i++)
+		slot_stop(c, &c->slots[i]);
+	for (i = 0; i < c->nr; i++)
+		slot_join(c, &c->slots[i]);
+}
+
+void cpus_dump(struct cpus *c)
+{
+	unsigned i;
+
+	for (i = 0; i < c->nr; i++)
+		if (c->slots[i].vcpu.fd >= 0)
+			vcpu_dump(&c->slots[i].vcpu, NULL, 0);
+}
+
+void cpus_destroy(struct cpus *c)
+{
+	unsigned i;
+
+	if (!c)
+		return;
+	if (c->slots) {
+		cpus_stop_all(c);
+		for (i = 0; i < c->nr; i++) {
+			if (c->slots[i].vcpu.fd >= 0)
+				vcpu_destroy(&c->slots[i].vcpu);
+			free(c->slots[i].id);
+		}
+	}
+	acpi_cpu_hotplug_exit(&c->block);
+	if (c->wake_fd >= 0)
+		close(c->wake_fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c->slots);
+	free(c);
+}

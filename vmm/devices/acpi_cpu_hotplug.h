@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * QEMU's ACPI CPU hotplug register block (`pc` machine, I/O 0xAF00), as a state machine
+ * without I/O: the legacy 32-byte presence bitmap the machine starts with, the one-way
+ * switch to the modern 12-byte block (a write of 0 at offset 0), and the modern block's
+ * selector, status flags, control actions, commands (next CPU with an event, OST event,
+ * OST status, arch ID) and command data. Semantics follow hw/acpi/cpu.c of QEMU 7.2; see
+ * ../shared/specs/hypervisor-interfaces.md section 1. Every guest value is range-checked.
+ * Slot numbers are APIC IDs (plugvm's are dense). A pure device: what the guest does
+ * reaches its owner (cpus.c) only through the callbacks in acpi_cpu_hotplug_ops.
+ * Locking: every function takes the block's lock; the callbacks run under it.
+ */
+#ifndef PLUGVM_VMM_DEVICES_ACPI_CPU_HOTPLUG_H
+#define PLUGVM_VMM_DEVICES_ACPI_CPU_HOTPLUG_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bus;
+
+#define ACPI_CPU_HOTPLUG_LEGACY_LEN 32 /* bitmap of 256 APIC IDs */
+#define ACPI_CPU_HOTPLUG_MODERN_LEN 12
+#define ACPI_CPU_HOTPLUG_GPE_BIT    2 /* its event in GPE0, as QEMU's pc wires it */
+
+/* Status byte (offset 4) bits and control byte bits. */
+#define ACPI_CPU_HOTPLUG_STS_ENABLED	  0x01
+#define ACPI_CPU_HOTPLUG_STS_INSERT	  0x02
+#define ACPI_CPU_HOTPLUG_STS_REMOVE	  0x04
+#define ACPI_CPU_HOTPLUG_CTL_CLEAR_INSERT 0x02
+#define ACPI_CPU_HOTPLUG_CTL_CLEAR_REMOVE 0x04
+#define ACPI_CPU_HOTPLUG_CTL_EJECT	  0x08
+#define ACPI_CPU_HOTPLUG_CTL_FW_EJECT	  0x10
+
+enum acpi_cpu_hotplug_cmd {
+	ACPI_CPU_HOTPLUG_CMD_NEXT_EVENT = 0,
+	ACPI_CPU_HOTPLUG_CMD_OST_EVENT = 1,
+	ACPI_CPU_HOTPLUG_CMD_OST_STATUS = 2,
+	ACPI_CPU_HOTPLUG_CMD_ARCH_ID = 3,
+};
+
+/*
+ * What the block tells its owner. Each runs on the thread that made the block act (a vCPU
+ * thread for the guest's writes), with the block's lock held: it must not call back into
+ * the block, nor take a lock held around a call into it.
+ */
+struct acpi_cpu_hotplug_ops {
+	void *opaque;
+	/* Latch the CPU-hotplug GPE (bit 2) and update the SCI. */
+	void (*raise_gpe)(void *opaque);
+	/* The guest ejected `slot` (present, not the boot CPU); the device marked it absent. */
+	void (*eject)(void *opaque, unsigned slot);
+	/* The guest reported _OST (`event`, `status`) for `slot`. */
+	void (*ost)(void *opaque, unsigned slot, uint32_t event, uint32_t status);
+};
+
+struct acpi_cpu_hotplug_slot {
+	bool present;
+	bool insert; /* insert event pending */
+	bool remove; /* remove (unplug request) event pending */
+};
+
+struct acpi_cpu_hotplug {
+	pthread_mutex_t lock; /* guards everything below but nr_slots and ops */
+	unsigned nr_slots; /* maxcpus */
+	struct acpi_cpu_hotplug_slot *slots;
+	bool modern;
+	uint32_t selector;
+	uint8_t command;
+	uint32_t ost_event;
+	struct acpi_cpu_hotplug_ops ops;
+	/* Counters of guest writes that were out of range or malformed (ignored). */
+	uint64_t bad_writes;
+};
+
+/* `nr_slots` possible CPUs, the first `nr_present` present. Returns 0 or -ENOMEM/-EINVAL. */
+int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigned nr_present,
+			  const struct acpi_cpu_hotplug_ops *ops);
+void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d);
+
+/* Put the block on the I/O bus at PLUGVM_PORT_CPUHP. Before vCPUs run. Returns 0 or -errno. */
+int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio);
+
+/* A guest access of `size` bytes (1, 2 or 4) at `offset` in the block. */
+uint32_t acpi_cpu_hotplug_read(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size);
+void acpi_cpu_hotplug_write(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size,
+			    uint32_t value);
+
+/*
+ * Hot-add: `slot` becomes present, with an insert event in modern mode (legacy mode only
+ * sets its bitmap bit, as QEMU), and the GPE is raised. -EINVAL: no such slot; -EEXIST:
+ * present already.
+ */
+int acpi_cpu_hotplug_plug(struct acpi_cpu_hotplug *d, unsigned slot);
+
+/*
+ * Unplug request: a remove event for `slot` and the GPE. -EINVAL: no such slot; -ENODEV:
+ * absent; -EPERM: the boot CPU; -EOPNOTSUPP: legacy mode (the guest has not switched).
+ */
+int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot);
+
+/* Whether the block shows `slot` present (false for no such slot). */
+bool acpi_cpu_hotplug_present(struct acpi_cpu_hotplug *d, unsigned slot);
+
+#endif

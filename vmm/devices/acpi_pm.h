@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ACPI fixed hardware as QEMU's PIIX4 PM presents it (PM1a, PM timer, GPE0, SCI).
+ */
+#ifndef PLUGVM_VMM_DEVICES_ACPI_PM_H
+#define PLUGVM_VMM_DEVICES_ACPI_PM_H
+
+struct vm;
+
+/*
+ * ACPI fixed hardware in QEMU `pc` layout: PM1a event/control (S5 power-off), the PM
+ * timer, GPE0 and the SCI line (GSI 9, level).
+ */
+int acpi_pm_init(struct vm *vm);
+void acpi_pm_exit(struct vm *vm);
+/* Latch GPE0 status bit `bit` and update the SCI. Thread-safe. */
+void acpi_pm_raise_gpe(struct vm *vm, unsigned bit);
+/* Press the power button (PM1 PWRBTN_STS) and update the SCI. Thread-safe. */
+void acpi_pm_power_button(struct vm *vm);
+
+#endif
