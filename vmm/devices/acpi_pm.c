@@ -79,12 +79,17 @@ static void pm_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, uns
 	struct acpi_pm *pm = opaque;
 	int stop = -1;
 	unsigned i, n = size * count;
+	uint32_t timer = 0;
+	bool have_timer = false;
 
 	(void)vcpu_id;
 	pthread_mutex_lock(&pm->lock);
 	for (i = 0; i < n; i++) {
 		unsigned off = (unsigned)offset + (i % size);
 		uint8_t *b = &data[i];
+
+		if (i % size == 0)
+			have_timer = false;
 
 		if (off < 2) { /* PM1 status, write 1 to clear */
 			unsigned shift = off * 8;
@@ -116,8 +121,18 @@ static void pm_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, uns
 				*b = (uint8_t)(pm->pm1_cnt >> shift);
 			}
 		} else if (off >= 8 && off < 12) { /* PM timer */
+			/*
+			 * One clock read per access: reading it per byte tore a 4-byte read
+			 * whenever a carry crossed a byte between two reads (the guest saw
+			 * the counter step back 177 ticks, or jump by 65536 when the host
+			 * preempted this thread between two bytes).
+			 */
+			if (!is_write && !have_timer) {
+				timer = pm_timer();
+				have_timer = true;
+			}
 			if (!is_write)
-				*b = (uint8_t)(pm_timer() >> ((off - 8) * 8));
+				*b = (uint8_t)(timer >> ((off - 8) * 8));
 		} else if (!is_write) {
 			*b = 0;
 		}
