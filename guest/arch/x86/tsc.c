@@ -200,8 +200,9 @@ static uint32_t from_pm_timer(void)
 			break;
 	}
 	if (try == PM_CALIBRATE_TRIES)
-		pr_warn("tsc: PM-timer calibration never got a clean window (best: %lu ppm in doubt)\n",
-			(unsigned long)best_err);
+		pr_warn(
+		    "tsc: PM-timer calibration never got a clean window (best: %lu ppm in doubt)\n",
+		    (unsigned long)best_err);
 	return (uint32_t)khz;
 }
 
