@@ -7,6 +7,7 @@
 #include "apps/selftest.h"
 #include "arch.h"
 #include "kernel/cpu.h"
+#include "kernel/cpuhp.h"
 #include "kernel/hrtimer.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
@@ -402,3 +403,101 @@ static int test_timer_remote(void)
 	return 0;
 }
 SELFTEST("timer_remote", test_timer_remote);
+
+/* ---- timer_delete_sync_down ------------------------------------------------------------------ */
+
+/*
+ * timer_delete_sync() must not return while the callback runs, even when the callback's CPU
+ * goes down meanwhile. The RT build's timer thread used to be parked where it stood when
+ * its CPU died, a callback half run, and timer_delete_sync() (its request refused by the
+ * closed gate) returned at once: the torture test saw a timer "fire early" after that. The
+ * callback here holds on until released; its CPU is taken down beside it, and a third
+ * thread deletes it: it must see the callback finished when its delete_sync returns.
+ */
+struct down_sync {
+	struct timer_list t;
+	unsigned cpu;
+	volatile int entered, release, finished, down_rc, down_returned, deleted, saw_finished;
+};
+
+static void down_sync_fn(struct timer_list *t)
+{
+	struct down_sync *d = container_of(t, struct down_sync, t);
+	uint64_t until = arch_now_ns() + 5000000000ull; /* bound against a hang */
+
+	d->entered = 1;
+	while (!d->release && arch_now_ns() < until)
+		arch_cpu_relax();
+	d->finished = 1;
+}
+
+static int down_sync_down(void *arg)
+{
+	struct down_sync *d = arg;
+
+	d->down_rc = cpu_down(d->cpu);
+	d->down_returned = 1;
+	return 0;
+}
+
+static int down_sync_delete(void *arg)
+{
+	struct down_sync *d = arg;
+
+	timer_delete_sync(&d->t);
+	d->saw_finished = d->finished;
+	d->deleted = 1;
+	return 0;
+}
+
+/* Sleep until *flag is set or `ms` pass. */
+static void wait_flag(volatile int *flag, unsigned ms)
+{
+	uint64_t until = arch_now_ns() + (uint64_t)ms * 1000000;
+
+	while (!*flag && arch_now_ns() < until)
+		sleep_ns(1000000);
+}
+
+static int test_timer_delete_sync_down(void)
+{
+	unsigned me = smp_processor_id(), cpu = selftest_other_cpu(me);
+	struct thread *down, *del;
+	struct down_sync d;
+
+	if (cpu == me || cpu == 0) {
+		selftest_report("skipped=needs 2 CPUs");
+		return 0;
+	}
+	memset(&d, 0, sizeof(d));
+	d.cpu = cpu;
+	timer_setup(&d.t, down_sync_fn, TIMER_PINNED);
+	if (timer_add_on(&d.t, jiffies + 1, cpu))
+		return selftest_fail("timer_add_on cpu %u failed", cpu);
+	wait_flag(&d.entered, 10000);
+	if (!d.entered)
+		return selftest_fail("callback never ran on cpu %u", cpu);
+	down = thread_run("sync-down", down_sync_down, &d, 40, (int)me);
+	if (!down)
+		return selftest_fail("thread_run failed");
+	/* Give the teardown time to reach the timers (it must wait for the callback there). */
+	wait_flag(&d.down_returned, 300);
+	del = thread_run("sync-delete", down_sync_delete, &d, 30, (int)me);
+	if (!del)
+		return selftest_fail("thread_run failed");
+	wait_flag(&d.deleted, 300);
+	d.release = 1;
+	thread_join(del);
+	thread_join(down);
+	if (d.down_rc == 0)
+		cpu_up(cpu);
+	if (!d.finished)
+		return selftest_fail("callback did not finish");
+	if (!d.saw_finished)
+		return selftest_fail("timer_delete_sync() returned while the callback still ran on "
+				     "cpu %u (going down)",
+				     cpu);
+	selftest_report("cpu=%u down_rc=%d", cpu, d.down_rc);
+	return 0;
+}
+SELFTEST("timer_delete_sync_down", test_timer_delete_sync_down);

@@ -227,8 +227,17 @@ bool timer_delete_sync(struct timer_list *t)
 		 * the callback. */
 		struct timer_req r = { .op = OP_DEL, .t = t };
 
-		if (call_owner(cpu, &r) == 0)
+		if (call_owner(cpu, &r) == 0) {
 			was |= r.result;
+		} else {
+			/*
+			 * The CPU is going down: its timers:online teardown lets the
+			 * callback finish before the CPU goes on (and we may be on that
+			 * CPU, above the timer thread: let it run).
+			 */
+			while (READ_ONCE(b->running) == t)
+				thread_yield_to_lower();
+		}
 	}
 #else
 	/* The callback runs in another CPU's softirq (ours cannot be interrupted by us). */
@@ -322,17 +331,26 @@ static int timer_thread(void *arg)
 	struct timer_base *b = arg;
 
 	for (;;) {
+		bool open = __atomic_load_n(&b->req_open, __ATOMIC_ACQUIRE);
+
 		thread_prepare_sleep();
-		if (!__atomic_load_n(&b->softirq_pending, __ATOMIC_ACQUIRE) &&
+		if ((!open || !__atomic_load_n(&b->softirq_pending, __ATOMIC_ACQUIRE)) &&
 		    llist_empty(&b->requests))
 			thread_sleep();
 		thread_cancel_sleep();
-		/* Busy before taking: timers_offline_cpu() waits for a batch we hold. */
-		__atomic_store_n(&b->req_busy, 1, __ATOMIC_SEQ_CST);
+		/*
+		 * Busy before taking and before looking at the gate: timers_offline_cpu()
+		 * closes the gate, then waits while we are busy, so it never returns with a
+		 * batch of requests in our hands or a callback half run (this thread is
+		 * parked where it stands when the CPU dies; a callback stopped there would
+		 * let timer_delete_sync() return before it finished).
+		 */
+		__atomic_store_n(&b->busy, 1, __ATOMIC_SEQ_CST);
 		run_requests(b);
-		__atomic_store_n(&b->req_busy, 0, __ATOMIC_RELEASE);
-		if (__atomic_exchange_n(&b->softirq_pending, 0, __ATOMIC_ACQ_REL))
+		if (__atomic_load_n(&b->req_open, __ATOMIC_SEQ_CST) &&
+		    __atomic_exchange_n(&b->softirq_pending, 0, __ATOMIC_ACQ_REL))
 			run_timers();
+		__atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
 	}
 	return 0;
 }
@@ -401,19 +419,21 @@ int timers_offline_cpu(unsigned int cpu)
 	unsigned long flags;
 
 	flags = spin_lock_irqsave(&b->req_lock);
-	b->req_open = false;
+	__atomic_store_n(&b->req_open, false, __ATOMIC_SEQ_CST);
 	spin_unlock_irqrestore(&b->req_lock, flags);
 	/*
 	 * What was queued before the gate closed: carry it out here, on the owning CPU. The
-	 * timer thread may hold a batch it took and we preempted: let it finish, or those
-	 * requesters would sleep until this CPU came back (or forever). It marks itself busy
-	 * before taking, so a batch taken after our drain is seen here.
+	 * timer thread may hold a batch of requests or be inside a callback, preempted by us:
+	 * let it finish, or those requesters would sleep until this CPU came back (or
+	 * forever) and the callback would stay half run. It marks itself busy before taking
+	 * either, so work taken after our drain is seen here; expiry stays off after that
+	 * (the wheel moves to a live CPU at timers:prepare).
 	 */
 	do {
 		run_requests(b);
-		if (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&b->busy, __ATOMIC_SEQ_CST))
 			thread_yield_to_lower();
-	} while (__atomic_load_n(&b->req_busy, __ATOMIC_SEQ_CST) || !llist_empty(&b->requests));
+	} while (__atomic_load_n(&b->busy, __ATOMIC_SEQ_CST) || !llist_empty(&b->requests));
 #else
 	(void)cpu; /* cross-CPU calls close with the online mask (smp_cpu_offline) */
 #endif

@@ -88,8 +88,9 @@ struct timer_base {
 	struct thread *thread; /* RT build: runs expiry and remote requests */
 	struct llist_head requests; /* RT build: work for `thread` from other CPUs */
 	struct spinlock req_lock; /* RT build: guards req_open against queuing */
-	bool req_open; /* RT build: requests accepted (timers:online up to its teardown) */
-	int req_busy; /* RT build: the timer thread holds a batch of requests it took */
+	/* RT build: requests accepted and expiry run (timers:online up to its teardown) */
+	bool req_open;
+	int busy; /* RT build: the timer thread holds requests it took, or runs callbacks */
 	bool req_lock_ready;
 	struct timer_cpu_stats stats;
 };
