@@ -24,7 +24,7 @@ endif
 # guest agent) in vmm/control/, x86 specifics in vmm/x86/.
 VMM_CONFIG_SRCS := $(addprefix vmm/,config.c config_smp.c config_chaos.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c bus.c \
-	loader.c chaos.c console.c) $(VMM_CONFIG_SRCS)
+	loader.c chaos.c console.c kvm_stats.c) $(VMM_CONFIG_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c virtio_mmio.c \
@@ -32,7 +32,8 @@ VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
 VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \
 	agent_requests.c control_agent.c)
-VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c $(VMM_AGENT_SRCS)
+VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_stats.c \
+	$(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c
@@ -51,7 +52,8 @@ $(B)/plugvm: $(VMM_OBJS)
 # ---- tools -----------------------------------------------------------------------------
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm. It
 # shares only vmm/version.h and vmm/utf8.h with the VMM.
-PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c)
+PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c \
+	cmd_stats.c)
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/tools/%.o: tools/%.c

@@ -203,6 +203,7 @@ int cpus_create(struct vm *vm)
 		c->slots[i].vcpu.vm = vm;
 		c->slots[i].vcpu.id = (int)i;
 		c->slots[i].vcpu.fd = -1;
+		c->slots[i].vcpu.stats_fd = -1;
 	}
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0) {
@@ -368,6 +369,11 @@ int cpus_request_removal(struct cpus *c, unsigned slot)
 bool cpus_present(const struct cpus *c, unsigned slot)
 {
 	return slot < c->nr && atomic_load(&c->slots[slot].state) == SLOT_RUNNING;
+}
+
+int cpus_stats_fd(const struct cpus *c, unsigned slot)
+{
+	return slot < c->nr ? c->slots[slot].vcpu.stats_fd : -1;
 }
 
 pid_t cpus_tid(const struct cpus *c, unsigned slot)

@@ -94,6 +94,11 @@ int cpus_request_removal(struct cpus *c, unsigned slot);
 
 /* The slot's vCPU runs (present to QMP). Main thread, or a hint elsewhere. */
 bool cpus_present(const struct cpus *c, unsigned slot);
+/*
+ * The slot's vCPU's KVM statistics fd (-1: none, or never created); it stays open while
+ * parked. Main thread.
+ */
+int cpus_stats_fd(const struct cpus *c, unsigned slot);
 /* The host thread id of the slot's vCPU (0: none). */
 pid_t cpus_tid(const struct cpus *c, unsigned slot);
 /* The id given to cpus_add() (NULL: none, or a boot CPU). Main thread. */

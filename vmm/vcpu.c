@@ -81,6 +81,7 @@ int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 	v->vm = vm;
 	v->id = id;
 	v->fd = fd;
+	v->stats_fd = ioctl(fd, KVM_GET_STATS_FD, NULL); /* -1: query-stats says so */
 	v->run = run;
 	pthread_mutex_init(&v->start_lock, NULL);
 	atomic_store(&v->start_pending, false);
@@ -437,6 +438,9 @@ void vcpu_destroy(struct vcpu *v)
 		munmap(v->run, (size_t)v->vm->kvm.run_size);
 	if (v->fd >= 0)
 		close(v->fd);
+	if (v->stats_fd >= 0)
+		close(v->stats_fd);
 	v->run = NULL;
 	v->fd = -1;
+	v->stats_fd = -1;
 }

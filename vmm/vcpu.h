@@ -30,6 +30,11 @@ struct vcpu {
 	struct vm *vm;
 	int id; /* KVM vCPU id == APIC ID */
 	int fd; /* -1: not created yet */
+	/*
+	 * KVM's binary statistics (kvm_stats.h), -1: none. Opened at creation: the ioctl
+	 * takes the vCPU's mutex, which KVM_RUN holds while the vCPU runs or halts.
+	 */
+	int stats_fd;
 	struct kvm_run *run;
 	pthread_t thread;
 	atomic_bool stop; /* leave KVM_RUN and end the thread */

@@ -58,6 +58,21 @@ def test_plugctl_commands(tmp_path):
         rc, out, _ = ctl(path, "--json", "cpu", "add")
         assert rc == 0 and json.loads(out)["event"] == "ACPI_DEVICE_OST"
 
+        # KVM's counters per vCPU (query-stats): one row per present CPU, each has exited.
+        rc, out, err = ctl(path, "stats")
+        lines = out.splitlines()
+        assert rc == 0 and lines[0].split()[:3] == ["vcpu", "exits", "io_exits"], (out, err)
+        assert len(lines) == 1 + len(present(path)), out
+        assert all(int(line.split()[1]) > 0 for line in lines[1:]), out
+        rc, out, err = ctl(path, "--json", "stats", "exits", "halt_exits")
+        res = json.loads(out)
+        assert rc == 0 and len(res) == len(present(path)), (out, err)
+        for r in res:
+            assert r["provider"] == "kvm" and r["qom-path"].startswith("/machine/"), out
+            assert sorted(s["name"] for s in r["stats"]) == ["exits", "halt_exits"], out
+        rc, _, err = ctl(path, "stats", *["exits"] * 17)
+        assert rc == 2 and "at most 16" in err, err
+
         # The VM or the guest says no: status 1, the reason on stderr.
         for args, msg in [(("cpu", "del", "0"), "Boot CPU is unpluggable"),
                           (("cpu", "add", "9"), "no slot 9"),

@@ -8,8 +8,11 @@
 #include "tests/unit/unit.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -63,6 +66,15 @@ const char *cpus_id(const struct cpus *c, unsigned slot)
 {
 	(void)c;
 	return slot < MAX_CPUS ? ids[slot] : NULL;
+}
+
+/* Real KVM vCPUs' statistics for query-stats (test_stats_from_kvm), -1 elsewhere. */
+static int vcpu_fds[2] = { -1, -1 }, stats_fds[2] = { -1, -1 };
+
+int cpus_stats_fd(const struct cpus *c, unsigned slot)
+{
+	(void)c;
+	return slot < 2 ? stats_fds[slot] : -1;
 }
 
 int cpus_add(struct cpus *c, unsigned slot, const char *id)
@@ -235,12 +247,70 @@ static void test_add_and_del_answers(void **state)
 	    "\"class\":\"DeviceNotFound\"");
 }
 
+/* query-stats and query-stats-schemas in QEMU's shapes, from a real KVM VM and 2 vCPUs. */
+static void test_stats_from_kvm(void **state)
+{
+	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC), i;
+	const char *r;
+
+	(void)state;
+	assert_true(kvm >= 0);
+	vm.kvm.vm_fd = ioctl(kvm, KVM_CREATE_VM, 0);
+	assert_true(vm.kvm.vm_fd >= 0);
+	for (i = 0; i < 2; i++) {
+		vcpu_fds[i] = ioctl(vm.kvm.vm_fd, KVM_CREATE_VCPU, i);
+		assert_true(vcpu_fds[i] >= 0);
+		stats_fds[i] = ioctl(vcpu_fds[i], KVM_GET_STATS_FD, NULL);
+		assert_true(stats_fds[i] >= 0);
+	}
+	r = execute("{\"execute\": \"query-stats\", \"arguments\": {\"target\": \"vcpu\", "
+		    "\"providers\": [{\"provider\": \"kvm\", \"names\": [\"exits\"]}]}}\n");
+	assert_contains(r, "{\"return\":[{\"provider\":\"kvm\",\"qom-path\":\"/machine/"
+			   "unattached/device[0]\",\"stats\":[{\"name\":\"exits\",\"value\":0}]},"
+			   "{\"provider\":\"kvm\",\"qom-path\":\"/machine/unattached/device[1]\"");
+	r = execute("{\"execute\": \"query-stats\", \"arguments\": {\"target\": \"vcpu\", "
+		    "\"vcpus\": [\"/machine/unattached/device[1]\"]}}\n");
+	assert_contains(r, "device[1]");
+	assert_true(strstr(r, "device[0]") == NULL);
+	assert_contains(r, "\"name\":\"io_exits\"");
+	assert_contains(execute("{\"execute\": \"query-stats\", \"arguments\": {\"target\": "
+				"\"vm\"}}\n"),
+			"{\"return\":[{\"provider\":\"kvm\",\"stats\":[");
+	assert_contains(execute("{\"execute\": \"query-stats-schemas\"}\n"),
+			"\"target\":\"vcpu\",\"stats\":[");
+	assert_contains(execute("{\"execute\": \"query-stats-schemas\"}\n"),
+			"{\"name\":\"exits\",\"type\":\"cumulative\",\"base\":10,\"exponent\":0}");
+	/* Bad requests: clear errors. */
+	assert_contains(execute("{\"execute\": \"query-stats\", \"arguments\": {\"target\": "
+				"\"cryptodev\"}}\n"),
+			"does not accept value 'cryptodev'");
+	assert_contains(execute("{\"execute\": \"query-stats\", \"arguments\": {\"target\": "
+				"\"vm\", \"providers\": [{\"provider\": \"blk\"}]}}\n"),
+			"does not accept value 'blk'");
+	assert_contains(execute("{\"execute\": \"query-stats\", \"arguments\": {\"target\": "
+				"\"vm\", \"vcpus\": []}}\n"),
+			"applies to target 'vcpu'");
+	assert_contains(execute("{\"execute\": \"query-stats\", \"arguments\": {\"target\": "
+				"\"vm\", \"providers\": [{\"provider\": \"kvm\", \"names\": "
+				"[1]}]}}\n"),
+			"expects strings");
+	assert_contains(execute("{\"execute\": \"query-stats\"}\n"), "target");
+	for (i = 0; i < 2; i++) {
+		close(stats_fds[i]);
+		close(vcpu_fds[i]);
+		vcpu_fds[i] = stats_fds[i] = -1;
+	}
+	close(vm.kvm.vm_fd);
+	close(kvm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_lifecycle_events_as_qmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ost_burst_is_rate_limited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_add_and_del_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_from_kvm, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

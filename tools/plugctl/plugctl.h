@@ -78,6 +78,8 @@ int cmd_cpu_set(struct conn *c, char **argv);
 int cmd_states(struct conn *c, char **argv);
 int cmd_cpuhp(struct conn *c, char **argv);
 int cmd_target(struct conn *c, char **argv);
+/* cmd_stats.c */
+int cmd_stats(struct conn *c, char **argv);
 int cmd_fail(struct conn *c, char **argv);
 int cmd_timers(struct conn *c, char **argv);
 int cmd_sched(struct conn *c, char **argv);

@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "control_agent.h"
+#include "control_stats.h"
 #include "../cpus.h"
 #include "../devices/acpi_pm.h"
 #include "../exitcode.h"
@@ -62,12 +63,17 @@ static void cpu_path(unsigned slot, const char *id, char *buf, size_t len)
 		snprintf(buf, len, "/machine/unattached/device[%u]", slot);
 }
 
+void control_cpu_path(struct vm *vm, unsigned slot, char *buf, size_t len)
+{
+	cpu_path(slot, cpus_id(vm->cpus, slot), buf, len);
+}
+
 /* The QOM path of the present CPU in `slot`, as a JSON string. */
 static struct json_object *qom_path(struct vm *vm, unsigned slot)
 {
 	char path[96];
 
-	cpu_path(slot, cpus_id(vm->cpus, slot), path, sizeof(path));
+	control_cpu_path(vm, slot, path, sizeof(path));
 	return json_object_new_string(path);
 }
 
@@ -483,15 +489,17 @@ static const struct qmp_command base_commands[] = {
 	{ NULL, NULL, NULL },
 };
 
-/* base_commands, then the agent's (control_agent.c), then the end marker. */
+/* base_commands, the agent's (control_agent.c), the statistics (control_stats.c), the end. */
 static struct qmp_command commands[64];
 
 static void merge_commands(void)
 {
-	const struct qmp_command *tables[2] = { base_commands, control_agent_commands }, *c;
+	const struct qmp_command *tables[3] = { base_commands, control_agent_commands,
+						control_stats_commands },
+				 *c;
 	unsigned n = 0, t;
 
-	for (t = 0; t < 2; t++)
+	for (t = 0; t < 3; t++)
 		for (c = tables[t]; c->name && n < 63; c++)
 			commands[n++] = *c;
 	commands[n] = (struct qmp_command){ NULL, NULL, NULL };
