@@ -518,8 +518,17 @@ static void test_throttled_events_keep_the_latest_per_key(void **state)
 	n = read_events(f, fd, ev, 2048);
 	if (now_s() - t0 < 0.09) /* less than one 10/s interval: exactly the burst */
 		assert_int_equal(n, 32);
-	for (i = 0; i < n; i++)
-		assert_int_equal(event_n(ev[i]), i); /* the first ones, in order */
+	/*
+	 * The burst is the first ones, in order; a slow run (ASan, a busy host) lets the rate
+	 * send some later ones meanwhile, each the one being raised then: in order too.
+	 */
+	assert_true(n >= 32);
+	for (i = 0; i < n; i++) {
+		if (i < 32)
+			assert_int_equal(event_n(ev[i]), i);
+		else
+			assert_true(event_n(ev[i]) > event_n(ev[i - 1]));
+	}
 	for (i = 0; i < n; i++)
 		json_object_put(ev[i]);
 	/* Keys 4..7 share the last key: four keys wait, each with its latest event. */
