@@ -253,8 +253,7 @@ void watchdog_op_end(struct watchdog_op *op)
 	spin_unlock_irqrestore(&ops_lock, flags);
 }
 
-/* Report each overdue operation once. Returns how many. */
-static unsigned check_ops(uint64_t now, uint64_t bound)
+unsigned watchdog_check_ops(uint64_t now, uint64_t bound)
 {
 	char what[4][sizeof(((struct watchdog_op *)0)->what)];
 	uint64_t age[4];
@@ -266,7 +265,12 @@ static unsigned check_ops(uint64_t now, uint64_t bound)
 	list_for_each_entry(op, &ops, node) {
 		uint64_t b = op->bound_ns ? op->bound_ns : bound;
 
-		if (op->reported || now - op->start_ns <= b)
+		/*
+		 * Signed: an operation may begin after `now` was read (another CPU, or us
+		 * preempted in between); unsigned, its age wrapped to 2^64 ns and a soak
+		 * reported a SCI "not finished after 18446744073675 ms".
+		 */
+		if (op->reported || (int64_t)(now - op->start_ns) <= (int64_t)b)
 			continue;
 		op->reported = true;
 		if (n < ARRAY_SIZE(what)) {
@@ -292,7 +296,7 @@ static int hung_task_thread(void *arg)
 		if (!bound)
 			continue;
 		now = arch_now_ns();
-		if (sched_check_hung(now, bound) + check_ops(now, bound))
+		if (sched_check_hung(now, bound) + watchdog_check_ops(now, bound))
 			dump();
 	}
 	return 0;

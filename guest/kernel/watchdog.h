@@ -47,6 +47,12 @@ int watchdog_offline_cpu(unsigned cpu);
 void watchdog_op_begin(struct watchdog_op *op, uint64_t bound_ns, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void watchdog_op_end(struct watchdog_op *op);
+/*
+ * Report (a BUG: line each, once) every watched operation older than its bound (0: `bound`)
+ * at `now`; an operation begun after `now` is not overdue. Returns how many. The hung-task
+ * thread's check, callable by a self-test.
+ */
+unsigned watchdog_check_ops(uint64_t now, uint64_t bound);
 
 /* The bound in ns (0: off). Self-tests of the detectors may lower it for a while. */
 uint64_t watchdog_bound_ns(void);
