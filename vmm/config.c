@@ -338,6 +338,12 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 			return CONFIG_VERSION;
 		}
 	}
+	if (cfg->start_paused && cfg->qmp_disabled) {
+		config_set_err(err, errlen,
+			       "-S with --qmp none: nothing could ever send `cont` to start the "
+			       "vCPUs");
+		return CONFIG_ERROR;
+	}
 	if (!cfg->cmdline && replace_str(&cfg->cmdline, ""))
 		goto nomem;
 	return CONFIG_RUN;

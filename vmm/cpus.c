@@ -59,6 +59,9 @@ struct cpus {
 	struct cpu_slot *slots;
 	pthread_mutex_t lock; /* slot state changes, and direct starts (see cpus.h) */
 	bool started, boot_started; /* main thread */
+	enum cpus_run_state run_state; /* main thread */
+	struct vcpu_gate gate; /* closed: every vCPU thread waits before KVM_RUN */
+	bool gate_ready;
 	struct acpi_cpu_hotplug block;
 	struct direct_start start_port;
 	struct hotplug_report report_port;
@@ -199,10 +202,15 @@ int cpus_create(struct vm *vm)
 		ret = -ENOMEM;
 		goto fail;
 	}
+	ret = vcpu_gate_init(&c->gate);
+	if (ret)
+		goto fail;
+	c->gate_ready = true;
 	for (i = 0; i < c->nr; i++) {
 		c->slots[i].vcpu.vm = vm;
 		c->slots[i].vcpu.id = (int)i;
 		c->slots[i].vcpu.fd = -1;
+		c->slots[i].vcpu.gate = &c->gate;
 	}
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0) {
@@ -286,13 +294,16 @@ static void slot_join(struct cpus *c, struct cpu_slot *s)
 	set_state(c, s, SLOT_PARKED);
 }
 
-int cpus_start_boot(struct cpus *c)
+int cpus_start_boot(struct cpus *c, bool paused)
 {
 	unsigned i;
 
 	if (c->started)
 		return 0;
 	c->started = true;
+	/* -S: the threads exist (QMP lists them, as QEMU's) and wait at the gate. */
+	c->run_state = paused ? CPUS_PRELAUNCH : CPUS_RUNNING;
+	vcpu_gate_set(&c->gate, paused);
 	for (i = 0; i < c->vm->cfg->nr_cpus; i++) {
 		if (slot_start(c, &c->slots[i])) {
 			vm_request_stop(c->vm, PLUGVM_EXIT_SETUP);
@@ -303,9 +314,45 @@ int cpus_start_boot(struct cpus *c)
 	return 0;
 }
 
-bool cpus_started(const struct cpus *c)
+enum cpus_run_state cpus_run_state(const struct cpus *c)
 {
-	return c->started;
+	return c->run_state;
+}
+
+int cpus_pause(struct cpus *c)
+{
+	struct timespec deadline;
+	unsigned i;
+	int ret = 0;
+
+	if (c->run_state != CPUS_RUNNING)
+		return 0;
+	vcpu_gate_set(&c->gate, true);
+	c->run_state = CPUS_PAUSED;
+	for (i = 0; i < c->nr; i++)
+		if (atomic_load(&c->slots[i].state) == SLOT_RUNNING)
+			vcpu_kick(&c->slots[i].vcpu);
+	/* Each leaves KVM_RUN within an exit; the bound is against a wedged host thread. */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += CPUS_PAUSE_TIMEOUT_MS / 1000;
+	for (i = 0; i < c->nr && !ret; i++) {
+		if (atomic_load(&c->slots[i].state) != SLOT_RUNNING)
+			continue;
+		ret = vcpu_wait_held(&c->slots[i].vcpu, &deadline);
+		if (ret)
+			log_error("vCPU %u: did not leave the guest within %d ms", i,
+				  CPUS_PAUSE_TIMEOUT_MS);
+	}
+	return ret;
+}
+
+bool cpus_resume(struct cpus *c)
+{
+	if (c->run_state == CPUS_RUNNING)
+		return false;
+	c->run_state = CPUS_RUNNING;
+	vcpu_gate_set(&c->gate, false);
+	return true;
 }
 
 int cpus_add(struct cpus *c, unsigned slot, const char *id)
@@ -491,6 +538,8 @@ void cpus_destroy(struct cpus *c)
 		}
 	}
 	acpi_cpu_hotplug_exit(&c->block);
+	if (c->gate_ready)
+		vcpu_gate_destroy(&c->gate);
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);
 	pthread_mutex_destroy(&c->lock);

@@ -256,9 +256,8 @@ int machine_run(struct vm *vm)
 		close(sig_fd);
 		return PLUGVM_EXIT_SETUP;
 	}
-	/* -S waits for QMP `cont`; without a control socket nothing could send it. */
-	if (!vm->cfg->start_paused || control_fd(vm) < 0)
-		cpus_start_boot(vm->cpus);
+	/* -S: the vCPUs wait for QMP `cont` (config refuses -S without a socket). */
+	cpus_start_boot(vm->cpus, vm->cfg->start_paused);
 	event_loop(vm, sig_fd);
 
 	cpus_stop_all(vm->cpus);

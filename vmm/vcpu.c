@@ -354,6 +354,93 @@ static bool handle_exit(struct vcpu *v)
 	}
 }
 
+int vcpu_gate_init(struct vcpu_gate *g)
+{
+	int err = pthread_mutex_init(&g->lock, NULL);
+
+	if (err)
+		return -err;
+	err = pthread_cond_init(&g->cond, NULL);
+	if (err) {
+		pthread_mutex_destroy(&g->lock);
+		return -err;
+	}
+	atomic_store(&g->closed, false);
+	return 0;
+}
+
+void vcpu_gate_destroy(struct vcpu_gate *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+}
+
+void vcpu_gate_set(struct vcpu_gate *g, bool closed)
+{
+	pthread_mutex_lock(&g->lock);
+	atomic_store(&g->closed, closed);
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void vcpu_kick(struct vcpu *v)
+{
+	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+}
+
+int vcpu_wait_held(struct vcpu *v, const struct timespec *deadline)
+{
+	int err = 0;
+
+	if (!v->gate)
+		return 0;
+	pthread_mutex_lock(&v->gate->lock);
+	while (!atomic_load(&v->held) && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&v->gate->cond, &v->gate->lock, deadline);
+	pthread_mutex_unlock(&v->gate->lock);
+	return atomic_load(&v->held) ? 0 : -ETIMEDOUT;
+}
+
+/* Mark the thread out of the guest and tell whoever waits for that. */
+static void set_held(struct vcpu *v, bool held)
+{
+	if (!v->gate)
+		return;
+	pthread_mutex_lock(&v->gate->lock);
+	atomic_store(&v->held, held);
+	pthread_cond_broadcast(&v->gate->cond);
+	pthread_mutex_unlock(&v->gate->lock);
+}
+
+/*
+ * Wait while the gate is closed, unless told to stop. Returns true if it waited (the
+ * caller looks at its flags again). vCPU thread.
+ */
+static bool pass_gate(struct vcpu *v)
+{
+	struct vcpu_gate *g = v->gate;
+
+	if (!g || !atomic_load(&g->closed))
+		return false; /* the common case, every exit: no lock */
+	/*
+	 * Complete the last exit's I/O without running guest code (KVM's API: KVM_RUN with
+	 * immediate_exit), so the registers are whole while the vCPU waits.
+	 */
+	v->run->immediate_exit = 1;
+	if (ioctl(v->fd, KVM_RUN, 0) == 0 || (errno != EINTR && errno != EAGAIN))
+		log_debug("vCPU %d: completing I/O before pausing: exit %u", v->id,
+			  v->run->exit_reason);
+	v->run->immediate_exit = 0;
+	pthread_mutex_lock(&g->lock);
+	atomic_store(&v->held, true);
+	pthread_cond_broadcast(&g->cond);
+	while (atomic_load(&g->closed) && !atomic_load(&v->stop) && !vm_stopping(v->vm))
+		pthread_cond_wait(&g->cond, &g->lock);
+	atomic_store(&v->held, false);
+	pthread_mutex_unlock(&g->lock);
+	return true;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -371,6 +458,8 @@ static void *vcpu_thread(void *arg)
 		v->run->immediate_exit = 0;
 		if (atomic_load(&v->stop) || vm_stopping(v->vm))
 			break;
+		if (pass_gate(v))
+			continue;
 		apply_direct_start(v);
 		/* A kick during the stall sets immediate_exit: KVM_RUN returns at once. */
 		chaos_vcpu_stall(v->vm->chaos, (unsigned)v->id, &v->stop);
@@ -385,6 +474,7 @@ static void *vcpu_thread(void *arg)
 			break;
 	}
 	this_run = NULL;
+	set_held(v, true);
 	return NULL;
 }
 
@@ -394,6 +484,7 @@ int vcpu_start_thread(struct vcpu *v, bool hot_added)
 	int err, i;
 
 	atomic_store(&v->stop, false);
+	atomic_store(&v->held, false);
 	atomic_store(&v->tid, 0);
 	v->hot_added = hot_added;
 	vcpu_drop_start(v); /* a new life: nothing asked of an earlier one applies */
@@ -421,6 +512,11 @@ int vcpu_start_thread(struct vcpu *v, bool hot_added)
 void vcpu_kick_stop(struct vcpu *v)
 {
 	atomic_store(&v->stop, true);
+	if (v->gate) { /* a thread waiting at the closed gate looks at its flag again */
+		pthread_mutex_lock(&v->gate->lock);
+		pthread_cond_broadcast(&v->gate->cond);
+		pthread_mutex_unlock(&v->gate->lock);
+	}
 	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
 }
 

@@ -193,6 +193,11 @@ def test_paused_start_and_cont(tmp_path):
         with Qmp(path) as q:
             assert q.cmd("query-status") == {"status": "prelaunch", "singlestep": False,
                                              "running": False}
+            # The boot CPUs are listed while paused, with their threads (libvirt needs it).
+            cpus = q.cmd("query-cpus-fast")
+            assert [c["cpu-index"] for c in cpus] == [0, 1]
+            assert all(os.path.exists(f"/proc/{vm.proc.pid}/task/{c['thread-id']}")
+                       for c in cpus)
             assert not vm.lines(r"CPUs online")
             assert q.cmd("cont") == {}
             q.wait_event("RESUME")
@@ -200,6 +205,67 @@ def test_paused_start_and_cont(tmp_path):
             assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
         assert vm.wait_exit() == 0
         assert vm.lines(r"^plugvm-guest: 2/2 CPUs online$"), vm.transcript()
+
+
+def half_closed_session(path, requests):
+    """Send `requests` and half-close at once (a shell pipe into socat); every line the
+    server sends until it closes."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(BOOT_TIMEOUT)
+        s.connect(path)
+        s.sendall("".join(json.dumps(r) + "\n" for r in requests).encode())
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def test_stop_cont_hmp_and_half_close(tmp_path):
+    # QEMU's stop/cont and the two HMP commands clients use, then issue 18.1: commands sent
+    # through a half-closed connection are all answered (an agent one is answered later
+    # by the guest) before the server closes. One VM for all.
+    vm, path = start(tmp_path)
+    with vm, Qmp(path) as q:
+        assert q.cmd("human-monitor-command", {"command-line": "info status"}) == \
+            "VM status: running\r\n"
+        assert q.cmd("stop") == {}
+        q.wait_event("STOP")
+        assert q.cmd("query-status") == {"status": "paused", "singlestep": False,
+                                         "running": False}
+        assert q.cmd("human-monitor-command", {"command-line": "info status"}) == \
+            "VM status: paused\r\n"
+        assert q.cmd("stop") == {}  # already stopped: nothing happens
+        cpus = q.cmd("human-monitor-command", {"command-line": "info cpus"})
+        tids = [c["thread-id"] for c in q.cmd("query-cpus-fast")]
+        assert cpus == "".join(f"{'*' if i == 0 else ' '} CPU #{i}: thread_id={t}\r\n"
+                               for i, t in enumerate(tids))
+        with pytest.raises(QmpError) as e:
+            q.cmd("human-monitor-command", {"command-line": "info registers"})
+        assert e.value.error_class == "CommandNotFound" and "info cpus" in e.value.desc
+        assert q.cmd("cont") == {}
+        q.wait_event("RESUME")
+        assert q.cmd("query-status")["status"] == "running"
+        assert not [e for e in q.events if e["event"] in ("STOP", "RESUME")]
+        wait_agent(q, vm)
+
+        lines = half_closed_session(path, [
+            {"execute": "qmp_capabilities"},
+            {"execute": "query-cpuhp-states", "id": "agent"},
+            {"execute": "query-status", "id": 2},
+            {"execute": "no-such-command", "id": 3},
+            {"execute": "stop", "id": 4},
+            {"execute": "cont", "id": 5},
+        ])
+        replies = {r.get("id"): r for r in lines[1:] if "event" not in r}
+        assert set(replies) == {None, "agent", 2, 3, 4, 5}, lines
+        assert any(s["name"] == "online" for s in replies["agent"]["return"]), lines
+        assert replies[2]["return"]["status"] == "running"
+        assert replies[3]["error"]["class"] == "CommandNotFound"
+        assert [e["event"] for e in lines if "event" in e] == ["STOP", "RESUME"], lines
+        assert q.cmd("query-status")["status"] == "running"
+        q.cmd("quit")
+        assert vm.wait_exit() == 0
 
 
 def test_guest_poweroff_emits_shutdown(tmp_path):

@@ -458,6 +458,9 @@ static void test_qmp(void **state)
 	    "unix:/tmp/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	parse_fails("needs a value", "--qmp");
+	/* Issue 18.2: -S waits for `cont`, which nobody could send without a socket. */
+	parse_fails("-S with --qmp none: nothing could ever send `cont`", "-S", "--qmp", "none");
+	parse_fails("-S with --qmp none", "--qmp", "none", "-S");
 	parse(&p, "-S", NULL);
 	assert_int_equal(p.st, CONFIG_RUN);
 	assert_true(p.cfg.start_paused);

@@ -389,7 +389,7 @@ static int setup(void **state)
 	assert_int_equal(vcpu_init_signals(), 0);
 	/* Two boot vCPUs, both waiting in KVM_RUN. */
 	assert_int_equal(cpus_create_boot(vm.cpus), 0);
-	assert_int_equal(cpus_start_boot(vm.cpus), 0);
+	assert_int_equal(cpus_start_boot(vm.cpus, false), 0);
 	for (i = 0; i < 2; i++)
 		wait_runs(i, 1);
 	return 0;
