@@ -88,7 +88,7 @@ static int cmd_quit(struct conn *c, char **argv)
 	(void)argv;
 	json_object_put(conn_cmd(c, "quit", NULL));
 	if (!json_out)
-		printf("quit\n");
+		printf("the VM is stopping\n");
 	return 0;
 }
 
