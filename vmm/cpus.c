@@ -319,16 +319,13 @@ enum cpus_run_state cpus_run_state(const struct cpus *c)
 	return c->run_state;
 }
 
-int cpus_pause(struct cpus *c)
+/* Every running vCPU out of the guest, waiting at the (closed) gate. */
+static int hold_all(struct cpus *c)
 {
 	struct timespec deadline;
 	unsigned i;
 	int ret = 0;
 
-	if (c->run_state != CPUS_RUNNING)
-		return 0;
-	vcpu_gate_set(&c->gate, true);
-	c->run_state = CPUS_PAUSED;
 	for (i = 0; i < c->nr; i++)
 		if (atomic_load(&c->slots[i].state) == SLOT_RUNNING)
 			vcpu_kick(&c->slots[i].vcpu);
@@ -344,6 +341,55 @@ int cpus_pause(struct cpus *c)
 				  CPUS_PAUSE_TIMEOUT_MS);
 	}
 	return ret;
+}
+
+int cpus_pause(struct cpus *c)
+{
+	if (c->run_state != CPUS_RUNNING)
+		return 0;
+	vcpu_gate_set(&c->gate, true);
+	c->run_state = CPUS_PAUSED;
+	return hold_all(c);
+}
+
+int cpus_reset(struct cpus *c)
+{
+	unsigned i, nr_boot = c->vm->cfg->nr_cpus;
+	int ret;
+
+	if (!c->started || c->run_state == CPUS_RUNNING)
+		return -EBUSY;
+	ret = hold_all(c);
+	if (ret)
+		return ret;
+	/* Hot-added CPUs go (parked, as at an eject); boot CPUs the guest removed come back. */
+	for (i = 0; i < c->nr; i++) {
+		struct cpu_slot *s = &c->slots[i];
+		struct cpus_event e = { .type = CPUS_EVENT_DELETED, .slot = i };
+
+		atomic_store(&s->eject_pending, false);
+		atomic_store(&s->unplug_deadline, 0);
+		atomic_store(&s->request_ns, 0);
+		if (i < nr_boot || atomic_load(&s->state) != SLOT_RUNNING)
+			continue;
+		if (slot_stop(c, s))
+			slot_join(c, s);
+		e.id = s->id;
+		emit(c, &e);
+		free(s->id);
+		s->id = NULL;
+	}
+	acpi_cpu_hotplug_reset(&c->block, nr_boot);
+	for (i = 0; i < nr_boot; i++) {
+		struct cpu_slot *s = &c->slots[i];
+
+		ret = i == 0 ? vcpu_reset_for_boot(&s->vcpu) : vcpu_reset_for_sipi(&s->vcpu);
+		if (!ret && atomic_load(&s->state) != SLOT_RUNNING)
+			ret = slot_start(c, s); /* it waits at the gate */
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 bool cpus_resume(struct cpus *c)

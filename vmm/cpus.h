@@ -92,6 +92,14 @@ enum cpus_run_state cpus_run_state(const struct cpus *c);
  * leave within CPUS_PAUSE_TIMEOUT_MS (logged; the VM counts as paused).
  */
 int cpus_pause(struct cpus *c);
+/*
+ * system_reset's part for the vCPUs, paused or before `cont` (-EBUSY while running): every
+ * vCPU out of the guest, hot-added ones parked (CPUS_EVENT_DELETED), boot CPUs the guest
+ * removed started again, the hotplug block as at power-on, vCPU 0 at the kernel's entry and
+ * the other boot CPUs waiting for INIT/SIPI. They run at cpus_resume(). Main thread.
+ * Returns 0, or -errno (logged): the VM cannot go on.
+ */
+int cpus_reset(struct cpus *c);
 /* QMP cont: the vCPUs run again. Returns false if they were running already. Main thread. */
 bool cpus_resume(struct cpus *c);
 

@@ -135,6 +135,40 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	return 0;
 }
 
+/*
+ * QMP system_reset, as QEMU's: every vCPU out of the guest, the devices and the interrupt
+ * controllers at power-on state, RAM zeroed and the kernel loaded again, vCPU 0 at its
+ * entry; then RESET, and the VM runs again if it ran. A failure ends the VM.
+ */
+static void machine_reset(struct vm *vm)
+{
+	bool was_running = cpus_run_state(vm->cpus) == CPUS_RUNNING;
+	int ret;
+
+	if (cpus_pause(vm->cpus))
+		goto fail;
+	acpi_pm_reset(vm);
+	uart_reset(vm);
+	virtio_devices_reset(vm);
+	if (kvm_irqchip_reset(&vm->kvm))
+		goto fail;
+	ret = mem_clear(&vm->mem);
+	if (ret) {
+		log_error("system_reset: clearing guest RAM: %s", strerror(-ret));
+		goto fail;
+	}
+	if (load_guest(vm) || cpus_reset(vm->cpus))
+		goto fail;
+	log_info("system reset: the guest boots again");
+	control_reset_done(vm);
+	if (was_running)
+		cpus_resume(vm->cpus);
+	return;
+fail:
+	log_error("system_reset failed: stopping the VM");
+	vm_request_stop(vm, PLUGVM_EXIT_INTERNAL);
+}
+
 /* Console input for the UART. Returns false at EOF or on error (stop watching stdin). */
 static bool read_stdin(struct vm *vm)
 {
@@ -199,6 +233,8 @@ static int event_loop(struct vm *vm, int sig_fd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		control_tick(vm);
+		if (vm_take_reset(vm))
+			machine_reset(vm);
 		cpus_process(vm->cpus);
 		/* Guest agent messages and request deadlines (its fd only wakes the wait). */
 		agent_process(vm);

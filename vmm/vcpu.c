@@ -106,22 +106,20 @@ int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 		goto fail;
 	}
 	free(cpuid);
+	/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
+	v->reset = calloc(1, sizeof(*v->reset));
+	if (!v->reset || ioctl(fd, KVM_GET_REGS, &v->reset->regs) < 0 ||
+	    ioctl(fd, KVM_GET_SREGS, &v->reset->sregs) < 0 ||
+	    ioctl(fd, KVM_GET_LAPIC, &v->reset->lapic) < 0 ||
+	    ioctl(fd, KVM_GET_FPU, &v->reset->fpu) < 0) {
+		err = v->reset ? errno : ENOMEM;
+		log_error("vCPU %d: saving its reset state: %s", id, strerror(err));
+		goto fail;
+	}
 	if (boot && regs_setup_pvh(fd, vm->entry, (uint32_t)vm->start_info) < 0) {
 		err = errno;
 		log_error("vCPU %d: setting entry registers: %s", id, strerror(err));
 		goto fail;
-	}
-	if (!boot) {
-		/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
-		v->reset = calloc(1, sizeof(*v->reset));
-		if (!v->reset || ioctl(fd, KVM_GET_REGS, &v->reset->regs) < 0 ||
-		    ioctl(fd, KVM_GET_SREGS, &v->reset->sregs) < 0 ||
-		    ioctl(fd, KVM_GET_LAPIC, &v->reset->lapic) < 0 ||
-		    ioctl(fd, KVM_GET_FPU, &v->reset->fpu) < 0) {
-			err = v->reset ? errno : ENOMEM;
-			log_error("vCPU %d: saving its reset state: %s", id, strerror(err));
-			goto fail;
-		}
 	}
 	return 0;
 fail:
@@ -169,16 +167,37 @@ void vcpu_drop_start(struct vcpu *v)
 	pthread_mutex_unlock(&v->start_lock);
 }
 
-int vcpu_reset_for_sipi(struct vcpu *v)
+/*
+ * The MSRs a guest may have left pointing into its memory or armed, which neither the
+ * registers nor the LAPIC state cover: the TSC deadline and kvmclock.
+ */
+static int reset_msrs(struct vcpu *v)
 {
-	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_INIT_RECEIVED };
+	static const uint32_t idx[] = { 0x6e0 /* TSC_DEADLINE */, 0x4b564d01, 0x12 /* kvmclock */ };
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e[3];
+	} m = { .hdr.nmsrs = 3 };
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		m.e[i].index = idx[i];
+	return ioctl(v->fd, KVM_SET_MSRS, &m) < 0 ? -1 : 0;
+}
+
+/* The power-on state saved at creation, then `mp_state`. */
+static int reset_to(struct vcpu *v, uint32_t mp_state, bool boot)
+{
+	struct kvm_mp_state mp = { .mp_state = mp_state };
 
 	if (!v->reset)
 		return -EINVAL;
+	vcpu_drop_start(v);
 	if (ioctl(v->fd, KVM_SET_REGS, &v->reset->regs) < 0 ||
 	    ioctl(v->fd, KVM_SET_SREGS, &v->reset->sregs) < 0 ||
 	    ioctl(v->fd, KVM_SET_LAPIC, &v->reset->lapic) < 0 ||
-	    ioctl(v->fd, KVM_SET_FPU, &v->reset->fpu) < 0 ||
+	    ioctl(v->fd, KVM_SET_FPU, &v->reset->fpu) < 0 || reset_msrs(v) < 0 ||
+	    (boot && regs_setup_pvh(v->fd, v->vm->entry, (uint32_t)v->vm->start_info) < 0) ||
 	    ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0) {
 		int err = errno;
 
@@ -186,6 +205,16 @@ int vcpu_reset_for_sipi(struct vcpu *v)
 		return -err;
 	}
 	return 0;
+}
+
+int vcpu_reset_for_sipi(struct vcpu *v)
+{
+	return reset_to(v, KVM_MP_STATE_INIT_RECEIVED, false);
+}
+
+int vcpu_reset_for_boot(struct vcpu *v)
+{
+	return reset_to(v, KVM_MP_STATE_RUNNABLE, true);
 }
 
 /* Instruction bytes at the vCPU's RIP, from the exit data or guest memory. */

@@ -64,10 +64,17 @@ struct vcpu {
 int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot);
 
 /*
- * A vCPU without a thread goes back to the state it was created in (registers, LAPIC,
- * FPU), waiting for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).
+ * A vCPU without a thread (or held at the closed gate) goes back to the state it was
+ * created in (registers, LAPIC, FPU; the TSC deadline and kvmclock MSRs cleared), waiting
+ * for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).
  */
 int vcpu_reset_for_sipi(struct vcpu *v);
+/*
+ * The vCPU back to its power-on state, then at the PVH entry like vCPU 0 at boot
+ * (system_reset). Its thread waits at the closed gate or has none. Returns 0 or -errno
+ * (logged).
+ */
+int vcpu_reset_for_boot(struct vcpu *v);
 
 /*
  * Start the vCPU's thread, with no direct start pending. A `hot_added` vCPU's first

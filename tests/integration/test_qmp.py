@@ -207,6 +207,14 @@ def test_paused_start_and_cont(tmp_path):
         assert vm.lines(r"^plugvm-guest: 2/2 CPUs online$"), vm.transcript()
 
 
+def wait_lines(vm, pattern, n, timeout=BOOT_TIMEOUT):
+    """Wait until `n` console lines match `pattern` (a guest that boots again says it again)."""
+    deadline = time.monotonic() + timeout
+    while len(vm.lines(pattern)) < n:
+        assert vm.proc.poll() is None and time.monotonic() < deadline, vm.transcript()
+        time.sleep(0.05)
+
+
 def half_closed_session(path, requests):
     """Send `requests` and half-close at once (a shell pipe into socat); every line the
     server sends until it closes."""
@@ -264,6 +272,28 @@ def test_stop_cont_hmp_and_half_close(tmp_path):
         assert replies[3]["error"]["class"] == "CommandNotFound"
         assert [e["event"] for e in lines if "event" in e] == ["STOP", "RESUME"], lines
         assert q.cmd("query-status")["status"] == "running"
+
+        # system_reset, as QEMU's: RESET, and the guest boots again from its entry; a
+        # hot-added CPU goes (DEVICE_DELETED), the boot CPUs come back. Then once more
+        # while paused: the VM stays paused until `cont`.
+        q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": "c3", "socket-id": 0,
+                             "core-id": 3, "thread-id": 0})
+        vm.wait_for(r"^acpi-hotplug: slot 3: cpu 3 online \(0\)$", BOOT_TIMEOUT)
+        assert q.cmd("system_reset") == {}
+        assert q.wait_event("DEVICE_DELETED")["data"]["device"] == "c3"
+        assert q.wait_event("RESET")["data"] == {"guest": False,
+                                                  "reason": "host-qmp-system-reset"}
+        wait_lines(vm, r"^plugvm-guest: 2/2 CPUs online$", 2)
+        assert [c["cpu-index"] for c in q.cmd("query-cpus-fast")] == [0, 1]
+        q.cmd("stop")
+        q.wait_event("STOP")
+        q.cmd("system_reset")
+        q.wait_event("RESET")
+        assert q.cmd("query-status")["status"] == "paused"
+        q.cmd("cont")
+        wait_lines(vm, r"^plugvm-guest: 2/2 CPUs online$", 3)
+        assert len(vm.lines(r"^plugvm-guest: \d+ possible CPUs")) == 3, vm.transcript()
+        wait_agent(q, vm)
         q.cmd("quit")
         assert vm.wait_exit() == 0
 

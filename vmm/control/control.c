@@ -218,6 +218,27 @@ static struct json_object *cmd_stop(void *ctx, struct json_object *args, struct 
 	return NULL;
 }
 
+/* QEMU's system_reset: the main loop resets the machine (RESET), the guest boots again. */
+static struct json_object *system_reset(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	(void)args;
+	(void)err;
+	vm_request_reset(ctx);
+	return NULL;
+}
+
+void control_reset_done(struct vm *vm)
+{
+	struct json_object *data;
+
+	if (!vm->qmp)
+		return;
+	data = json_object_new_object();
+	json_object_object_add(data, "guest", json_object_new_boolean(false));
+	json_object_object_add(data, "reason", json_object_new_string("host-qmp-system-reset"));
+	qmp_server_event(vm->qmp, "RESET", data);
+}
+
 /* HMP's `info cpus`, as QEMU 7.2 prints it (the monitor's CPU is the first one). */
 static struct json_object *hmp_info_cpus(struct vm *vm)
 {
@@ -576,6 +597,7 @@ static const struct qmp_command base_commands[] = {
 	{ "device_add", device_add, device_add_args },
 	{ "device_del", device_del, device_del_args },
 	{ "system_powerdown", system_powerdown, NULL },
+	{ "system_reset", system_reset, NULL },
 	{ "quit", cmd_quit, NULL },
 	{ NULL, NULL, NULL },
 };
