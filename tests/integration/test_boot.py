@@ -64,7 +64,10 @@ def test_command_line_words_are_checked():
                                       ("selftest=", "needs a value"),
                                       ("console_flood.bytes=abc", "is not a number"),
                                       ("crash=bogus", "is not one of ud|gp"),
-                                      ("halt=maybe", "is a flag")])
+                                      ("halt=maybe", "is a flag"),
+                                      ("cpuhp.fail=2:99", "no such cpuhp state"),
+                                      ("cpuhp.fail=0:1", "no such secondary CPU"),
+                                      ("cpuhp.fail=2", "expected CPU:STATE")])
 def test_a_bad_value_stops_the_boot(word, why):
     rc, vm = run_plugvm("--append", f"{word} halt")
     assert rc == (3 << 1) | 1, vm.transcript()  # isa-debug-exit 3: bad command line
