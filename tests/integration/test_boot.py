@@ -182,3 +182,15 @@ def test_secondary_cpus_start_directly_or_through_init_sipi(append, direct):
     assert vm.lines(r"^plugvm-guest: 8/8 CPUs online$"), vm.transcript()
     assert len(vm.lines(r"^plugvm: vCPU \d: direct start at ", "stderr")) == direct, \
         vm.transcript()
+    # Refusals the guest is answered for are -v diagnostics, not warnings (issue 18.6).
+    refused = vm.lines(r"^plugvm: direct start of APIC ID \d+ refused \(status \d\)$", "stderr")
+    assert len(refused) == (6 if direct else 0), vm.transcript()
+    assert not vm.lines(r"warning", "stderr"), vm.transcript()
+
+
+def test_direct_start_junk_is_warned_about_and_harmless():
+    # Contexts plugvm cannot even answer (outside RAM, misaligned): a warning each.
+    rc, vm = run_plugvm("--smp", "2", "--append", "halt selftest=direct_start_junk")
+    assert rc == 0, vm.transcript()
+    assert len(vm.lines(r"^plugvm: warning: direct start: context 0x[0-9a-f]+ is not in guest "
+                        r"RAM$", "stderr")) == 2, vm.transcript()
