@@ -73,8 +73,13 @@ static int load_guest(struct vm *vm)
 		free(cmdline);
 	}
 	if (!vm->start_info) {
-		log_error("guest command line too long (at most %llu bytes)",
-			  LAYOUT_CMDLINE_MAX - 1);
+		char extra[512];
+		size_t added = virtio_devices_cmdline(vm, extra, sizeof(extra)) ? 0 : strlen(extra);
+
+		/* The real limit for --append: what the virtio devices' words leave. */
+		log_error("--append: command line longer than %llu bytes (plugvm adds %zu for its "
+			  "virtio devices; %llu with --virtio off)",
+			  LAYOUT_CMDLINE_MAX - 1 - added, added, LAYOUT_CMDLINE_MAX - 1);
 		return PLUGVM_EXIT_USAGE;
 	}
 	log_debug("kernel [%#llx-%#llx) entry %#x, start_info %#llx, rsdp %#llx",
@@ -273,7 +278,7 @@ static int event_loop(struct vm *vm, int sig_fd)
 int machine_run(struct vm *vm)
 {
 	sigset_t mask;
-	int sig_fd, status;
+	int sig_fd, status, ret;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -288,9 +293,15 @@ int machine_run(struct vm *vm)
 		return PLUGVM_EXIT_SETUP;
 	}
 
-	if (control_start(vm)) {
+	ret = control_start(vm);
+	if (ret) {
 		close(sig_fd);
-		return PLUGVM_EXIT_SETUP;
+		/* A socket path that cannot be used is a bad flag (exit 2), as a bad kernel file. */
+		return ret == -ENOENT || ret == -ENOTDIR || ret == -EACCES || ret == -EROFS ||
+			       ret == -ELOOP || ret == -ENAMETOOLONG || ret == -EEXIST ||
+			       ret == -EADDRINUSE
+			   ? PLUGVM_EXIT_USAGE
+			   : PLUGVM_EXIT_SETUP;
 	}
 	/* -S: the vCPUs wait for QMP `cont` (config refuses -S without a socket). */
 	cpus_start_boot(vm->cpus, vm->cfg->start_paused);

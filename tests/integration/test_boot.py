@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from qmp import Qmp, wait_socket
 from vm import BOOT_TIMEOUT, GUEST, GUESTS, PLUGVM, ROOT, Vm, plugvm, run_plugvm, selftests
 
 
@@ -126,11 +127,30 @@ def test_tsc_from_plugvm_leaf_and_calibrated():
     assert abs(a - b) <= a * 0.02, (a, b)
 
 
-@pytest.mark.parametrize("mem", ["8M", "3500M"])
-def test_memory_sizes(mem):
+@pytest.mark.parametrize("mem,above", [("8M", 0), ("3500M", 428), ("4G", 1024)])
+def test_memory_sizes(mem, above):
+    # RAM beyond 3 GiB goes above 4 GiB; the guest, which maps 4 GiB, says what it leaves.
     rc, vm = run_plugvm("--smp", "2", "-m", mem, "--append", "selftest=mm,acpi")
     assert rc == 0, vm.transcript()
     assert selftests(vm) == {"mm": "pass", "acpi": "pass"}
+    warned = vm.lines(r"^warning: mm: (\d+) MiB of RAM above 4 GiB not used ")
+    assert [int(m.group(1)) for m in warned] == ([above] if above else []), vm.transcript()
+
+
+def test_cli_conventions(tmp_path):
+    # Issue 18.7: -vv, NAME=VALUE after one dash, and the topology QEMU infers (cores=4).
+    path = str(tmp_path / "q.sock")
+    vm = plugvm("-vv", "-smp=2,maxcpus=8,sockets=2", "-m=64", f"-qmp=unix:{path}",
+                "--append", "")
+    with vm:
+        vm.wait_for(r"^plugvm-guest: 2/2 CPUs online$")
+        assert vm.lines(r"^plugvm: debug: ", "stderr"), vm.transcript()
+        wait_socket(path)
+        with Qmp(path) as q:
+            props = [s["props"] for s in reversed(q.cmd("query-hotpluggable-cpus"))]
+            assert props[7] == {"socket-id": 1, "core-id": 3, "thread-id": 0}
+            q.cmd("quit")
+        assert vm.wait_exit() == 0
 
 
 def test_defaults_find_the_guest_beside_the_binary(tmp_path):

@@ -51,19 +51,23 @@ static Elf64_Phdr *phdr(struct image *im, int i)
 	return (Elf64_Phdr *)(im->buf + ehdr(im)->e_phoff) + i;
 }
 
-/* Append a Xen PHYS32_ENTRY note padded to `align`; returns its size. */
+/*
+ * Append a note with a 4-byte name laid out for `align` as binutils does (glibc's
+ * ELF_NOTE_DESC_OFFSET: the descriptor at header + name rounded up, the next note at the
+ * descriptor's end rounded up); the descriptor holds `entry`. Returns its size.
+ */
 static size_t put_note(uint8_t *p, uint32_t type, const char *name, uint64_t entry, uint32_t descsz,
 		       uint64_t align)
 {
 	Elf64_Nhdr nh = { .n_namesz = 4, .n_descsz = descsz, .n_type = type };
-	size_t name_pad = (4 + align - 1) & ~(align - 1);
-	size_t desc_pad = (descsz + align - 1) & ~(align - 1);
+	size_t desc_off = (sizeof(nh) + 4 + align - 1) & ~(align - 1);
+	size_t end = (desc_off + descsz + align - 1) & ~(align - 1);
 
+	memset(p, 0, end);
 	memcpy(p, &nh, sizeof(nh));
-	memset(p + sizeof(nh), 0, name_pad + desc_pad);
 	memcpy(p + sizeof(nh), name, 4);
-	memcpy(p + sizeof(nh) + name_pad, &entry, descsz < 8 ? descsz : 8);
-	return sizeof(nh) + name_pad + desc_pad;
+	memcpy(p + desc_off, &entry, descsz < 8 ? descsz : 8);
+	return end;
 }
 
 /* A PT_LOAD segment as ld writes one: page-aligned, loaded where it is linked. */
@@ -236,6 +240,27 @@ static void test_good_variants(void **state)
 	}
 	load_and_check(&im);
 
+	/*
+	 * Issue 18.8: an 8-aligned .note.gnu.property (every static binary has one) is
+	 * skipped, before the PVH note or without one ("no PVH entry note", not "malformed").
+	 */
+	build(&im, 8, 8);
+	note = im.buf + phdr(&im, PH_NOTE)->p_offset;
+	{
+		uint8_t pvh[64];
+		size_t pvh_len = phdr(&im, PH_NOTE)->p_filesz, prop_len;
+
+		memcpy(pvh, note, pvh_len);
+		prop_len =
+		    put_note(note, 5 /* NT_GNU_PROPERTY_TYPE_0 */, "GNU", 0xc0000002ull, 16, 8);
+		assert_int_equal(prop_len, 32);
+		memcpy(note + prop_len, pvh, pvh_len);
+		phdr(&im, PH_NOTE)->p_filesz = prop_len + pvh_len;
+		load_and_check(&im);
+		phdr(&im, PH_NOTE)->p_filesz = prop_len;
+		load_fails(&im, -ENOEXEC, "no PVH entry note (Xen ELF note type 18) in the ELF");
+	}
+
 	/* A note of another vendor with type 18 is not the PVH note. */
 	build(&im, 4, 4);
 	phdr(&im, PH_NOTE)->p_type = PT_NULL;
@@ -278,7 +303,7 @@ static void test_good_variants(void **state)
 
 	/* The entry may be the last byte of the executable segment's file image. */
 	build(&im, 8, 8);
-	memcpy(im.buf + phdr(&im, PH_NOTE)->p_offset + sizeof(Elf64_Nhdr) + 8,
+	memcpy(im.buf + phdr(&im, PH_NOTE)->p_offset + sizeof(Elf64_Nhdr) + 4, /* 16: aligned */
 	       &(uint64_t){ TEXT_PA + TEXT_SIZE - 1 }, 8);
 	fill_guest();
 	assert_int_equal(loader_load_elf(&mem, im.buf, im.len, &k, err, sizeof(err)), 0);
