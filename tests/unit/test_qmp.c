@@ -468,7 +468,8 @@ static void test_half_close_answers_everything(void **state)
 	assert_non_null(strstr(all, "\"The command nope has not been found\"},\"id\":3}"));
 	assert_non_null(strstr(all, "\"event\":\"LATE\""));
 	assert_non_null(strstr(all, "{\"return\":\"done\",\"id\":1}"));
-	assert_int_equal(qmp_test_count(all, "\r\n"), 5); /* 4 replies + the event (greeting read) */
+	assert_int_equal(qmp_test_count(all, "\r\n"),
+			 5); /* 4 replies + the event (greeting read) */
 	close(fd);
 	unlink(path);
 }
