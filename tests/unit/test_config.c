@@ -520,34 +520,31 @@ static void test_qmp(void **state)
 
 static void test_smp_topology(void **state)
 {
+	/* maxcpus and the topology each -smp gives, as QEMU 7.2 infers what is missing. */
+	static const struct {
+		const char *s;
+		unsigned max, sockets, dies, cores, threads;
+	} cases[] = {
+		{ "2,maxcpus=8", 8, 1, 1, 8, 1 }, /* none: maxcpus cores of one socket */
+		{ "2,sockets=2,cores=2,threads=2", 8, 2, 1, 2, 2 }, /* whole: makes maxcpus */
+		{ "2,maxcpus=8,sockets=2", 8, 2, 1, 4, 1 }, /* cores inferred */
+		{ "2,maxcpus=8,sockets=2,cores=2", 8, 2, 1, 2, 2 }, /* then threads */
+		{ "4,sockets=2,dies=2,cores=2,threads=2", 16, 2, 2, 2, 2 },
+	};
 	struct smp_topology t;
-	unsigned n, m;
+	unsigned n, m, i;
 	char err[ERRLEN];
 
 	(void)state;
-	/* QEMU 6.2+: without a topology, maxcpus becomes cores of one socket. */
-	assert_int_equal(config_parse_smp_topo("2,maxcpus=8", &n, &m, &t, err, sizeof(err)), 0);
-	assert_int_equal(t.sockets, 1);
-	assert_int_equal(t.dies, 1);
-	assert_int_equal(t.cores, 8);
-	assert_int_equal(t.threads, 1);
-	assert_int_equal(
-	    config_parse_smp_topo("2,sockets=2,cores=2,threads=2", &n, &m, &t, err, sizeof(err)),
-	    0);
-	assert_int_equal(m, 8);
-	assert_int_equal(t.sockets, 2);
-	assert_int_equal(t.cores, 2);
-	assert_int_equal(t.threads, 2);
-	/* As QEMU 7.2: cores inferred, then threads. */
-	assert_int_equal(
-	    config_parse_smp_topo("2,maxcpus=8,sockets=2", &n, &m, &t, err, sizeof(err)), 0);
-	assert_int_equal(t.sockets, 2);
-	assert_int_equal(t.cores, 4);
-	assert_int_equal(t.threads, 1);
-	assert_int_equal(
-	    config_parse_smp_topo("2,maxcpus=8,sockets=2,cores=2", &n, &m, &t, err, sizeof(err)),
-	    0);
-	assert_int_equal(t.threads, 2);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(config_parse_smp_topo(cases[i].s, &n, &m, &t, err, sizeof(err)),
+				 0);
+		assert_int_equal(m, cases[i].max);
+		assert_int_equal(t.sockets, cases[i].sockets);
+		assert_int_equal(t.dies, cases[i].dies);
+		assert_int_equal(t.cores, cases[i].cores);
+		assert_int_equal(t.threads, cases[i].threads);
+	}
 }
 
 static void test_smp_err_buffer(void **state)

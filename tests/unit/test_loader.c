@@ -70,6 +70,21 @@ static size_t put_note(uint8_t *p, uint32_t type, const char *name, uint64_t ent
 	return end;
 }
 
+/* Put a "GNU" note (`type`, `descsz` bytes holding `desc`) before the image's PVH note. */
+static size_t prepend_note(struct image *im, uint32_t type, uint64_t desc, uint32_t descsz,
+			   uint64_t align)
+{
+	uint8_t *note = im->buf + phdr(im, PH_NOTE)->p_offset, pvh[64];
+	size_t pvh_len = phdr(im, PH_NOTE)->p_filesz, len;
+
+	memcpy(pvh, note, pvh_len);
+	len = put_note(note, type, "GNU", desc, descsz, align);
+	memcpy(note + len, pvh, pvh_len);
+	phdr(im, PH_NOTE)->p_filesz = len + pvh_len;
+	assert_true(phdr(im, PH_NOTE)->p_offset + len + pvh_len <= 0x400);
+	return len;
+}
+
 /* A PT_LOAD segment as ld writes one: page-aligned, loaded where it is linked. */
 static void load_segment(Elf64_Phdr *ph, uint32_t flags, uint64_t offset, uint64_t pa,
 			 uint64_t filesz, uint64_t memsz)
@@ -221,23 +236,11 @@ static void test_good_variants(void **state)
 	struct image im;
 	struct loaded_kernel k;
 	char err[ERRLEN] = "";
-	uint8_t *note;
 
 	(void)state;
 	/* A note before the PVH one (a GNU build ID) is skipped. */
 	build(&im, 8, 4);
-	note = im.buf + phdr(&im, PH_NOTE)->p_offset;
-	{
-		uint8_t pvh[64];
-		size_t pvh_len = phdr(&im, PH_NOTE)->p_filesz, gnu_len;
-
-		memcpy(pvh, note, pvh_len);
-		gnu_len =
-		    put_note(note, 3 /* NT_GNU_BUILD_ID */, "GNU", 0x1122334455667788ull, 8, 4);
-		memcpy(note + gnu_len, pvh, pvh_len);
-		phdr(&im, PH_NOTE)->p_filesz = gnu_len + pvh_len;
-		assert_true(phdr(&im, PH_NOTE)->p_offset + gnu_len + pvh_len <= 0x400);
-	}
+	prepend_note(&im, 3 /* NT_GNU_BUILD_ID */, 0x1122334455667788ull, 8, 4);
 	load_and_check(&im);
 
 	/*
@@ -245,21 +248,11 @@ static void test_good_variants(void **state)
 	 * skipped, before the PVH note or without one ("no PVH entry note", not "malformed").
 	 */
 	build(&im, 8, 8);
-	note = im.buf + phdr(&im, PH_NOTE)->p_offset;
-	{
-		uint8_t pvh[64];
-		size_t pvh_len = phdr(&im, PH_NOTE)->p_filesz, prop_len;
-
-		memcpy(pvh, note, pvh_len);
-		prop_len =
-		    put_note(note, 5 /* NT_GNU_PROPERTY_TYPE_0 */, "GNU", 0xc0000002ull, 16, 8);
-		assert_int_equal(prop_len, 32);
-		memcpy(note + prop_len, pvh, pvh_len);
-		phdr(&im, PH_NOTE)->p_filesz = prop_len + pvh_len;
-		load_and_check(&im);
-		phdr(&im, PH_NOTE)->p_filesz = prop_len;
-		load_fails(&im, -ENOEXEC, "no PVH entry note (Xen ELF note type 18) in the ELF");
-	}
+	assert_int_equal(prepend_note(&im, 5 /* NT_GNU_PROPERTY_TYPE_0 */, 0xc0000002ull, 16, 8),
+			 32);
+	load_and_check(&im);
+	phdr(&im, PH_NOTE)->p_filesz = 32;
+	load_fails(&im, -ENOEXEC, "no PVH entry note (Xen ELF note type 18) in the ELF");
 
 	/* A note of another vendor with type 18 is not the PVH note. */
 	build(&im, 4, 4);
