@@ -371,8 +371,10 @@ def test_guest_eject_parks_the_vcpu(tmp_path):
     # The guest takes its highest CPU offline and ejects its slot (acpi_cphp_eject): the
     # VMM ends that vCPU's thread, keeps its fd parked and says DEVICE_DELETED.
     path = str(tmp_path / "qmp.sock")
+    # selftest.stay: the guest stays up until `quit`, so the queries after DEVICE_DELETED do
+    # not race its power-off (the server then closes: seen once as a connection reset).
     vm = plugvm("-S", "--smp", "3,maxcpus=4", "--qmp", path, "--append",
-                "selftest=acpi_cphp_eject")
+                "selftest=acpi_cphp_eject selftest.stay")
     with vm:
         wait_socket(path)
         with Qmp(path) as q:
@@ -387,6 +389,8 @@ def test_guest_eject_parks_the_vcpu(tmp_path):
             assert ["qom-path" in s for s in slots] == [False, False, True, True]
             if len(before) == 3:  # seen before the eject: that thread is gone now
                 assert not os.path.exists(f"/proc/{vm.proc.pid}/task/{before[2]}")
+            vm.wait_for(r"^selftest: done \(all passed\), staying up$")
+            q.cmd("quit")
         assert vm.wait_exit() == 0, vm.transcript()
         assert vm.lines(r"^selftest acpi_cphp_eject: cpu=2 slot=2 apic=2 ejected$"), \
             vm.transcript()
