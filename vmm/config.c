@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "plugvm_abi.h"
 
@@ -19,16 +20,21 @@ const char config_usage[] =
     "usage: plugvm [options]\n"
     "\n"
     "Boot a guest kernel (ELF with a PVH entry note) on /dev/kvm.\n"
+    "Options take their value as the next argument or after '=' (--smp=4, -m=64M).\n"
     "\n"
-    "  -smp, --smp N[,maxcpus=M][,sockets=S][,cores=C][,threads=T]\n"
+    "  -smp, --smp N[,maxcpus=M][,sockets=S][,dies=D][,cores=C][,threads=T]\n"
     "                         vCPUs at boot (default 1) and possible vCPUs (default N,\n"
-    "                         at most 1024 and KVM's limit)\n"
-    "  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G suffix (default 64M)\n"
+    "                         at most 1024 and KVM's limit); missing topology counts are\n"
+    "                         inferred as QEMU does (cores first, then threads)\n"
+    "  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G/T suffix, 4M..256G\n"
+    "                         (default 64M; beyond 3G it is placed above 4 GiB)\n"
     "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
-    "  -append, --append STR  guest command line (at most 4095 bytes)\n"
-    "  --qmp unix:PATH|none   the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
+    "  -append, --append STR  guest command line (at most 4095 bytes; 4023 with virtio on)\n"
+    "  --qmp unix:PATH|PATH|none\n"
+    "                         the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
     "                         plugvm-PID.qmp, printed at start)\n"
-    "  -S                     do not start the vCPUs until QMP `cont` (as QEMU)\n"
+    "  -S                     do not start the vCPUs until QMP `cont` (as QEMU; needs\n"
+    "                         a control socket)\n"
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
     "  --chaos[=SPEC]         testing: make the host act loaded; the seed is printed at\n"
     "                         start. SPEC: comma-separated seed=N, stall=V, irq=V, start=V;\n"
@@ -36,7 +42,7 @@ const char config_usage[] =
     "                         0-100). stall: a vCPU sleeps before KVM_RUN (default 20%:5ms);\n"
     "                         irq: a device interrupt arrives late, in order (50%:2ms);\n"
     "                         start: a hot-added vCPU starts late (20ms); seed=N replays\n"
-    "  -v, --verbose          more diagnostics (twice for debug)\n"
+    "  -v, --verbose          more diagnostics (-vv or twice for debug)\n"
     "  -q, --quiet            errors only\n"
     "  -h, --help             this text\n"
     "  -V, --version          version and ABI\n"
@@ -164,6 +170,17 @@ static const struct opt *find_opt(const char *name, size_t len)
 	return NULL;
 }
 
+/* `arg` is one of the options (as a missing value's place would be taken by it). */
+static bool names_option(const char *arg)
+{
+	const char *name;
+
+	if (arg[0] != '-' || !arg[1])
+		return false;
+	name = arg + 1 + (arg[1] == '-');
+	return find_opt(name, strcspn(name, "=")) != NULL;
+}
+
 static int replace_str(char **dst, const char *src)
 {
 	char *copy = strdup(src);
@@ -186,8 +203,16 @@ int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t e
 		cfg->qmp_path = NULL;
 		return 0;
 	}
-	if (!strncmp(val, "unix:", 5))
+	if (!strncmp(val, "unix:", 5)) {
 		path = val + 5;
+	} else if (!strcasecmp(val, "none") || strcspn(val, ":/") < strcspn(val, "/")) {
+		/* NONE, tcp:HOST:PORT, telnet:...: not a file name in the current directory. */
+		config_set_err(err, errlen,
+			       "--qmp: '%s' is not supported: unix:PATH, a PATH or none "
+			       "(plugvm listens on Unix sockets only)",
+			       val);
+		return -EINVAL;
+	}
 	/* QEMU's chardev options: plugvm always listens and never waits for a client. */
 	opt = strchr(path, ',');
 	len = opt ? (size_t)(opt - path) : strlen(path);
@@ -245,7 +270,15 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 			return CONFIG_ERROR;
 		}
 		name = arg + 1 + (arg[1] == '-');
-		eq = arg[1] == '-' ? strchr(name, '=') : NULL;
+		/* -vv, -vvv: as often as -v (getopt's bundling, for the one flag that counts). */
+		if (arg[1] == 'v' && strspn(arg + 1, "v") == strlen(arg + 1)) {
+			cfg->verbosity += (int)strlen(arg + 1);
+			if (cfg->verbosity > 2)
+				cfg->verbosity = 2;
+			continue;
+		}
+		/* NAME=VALUE after one dash or two (-smp=4, -m=64M, --smp=4). */
+		eq = strchr(name, '=');
 		len = eq ? (size_t)(eq - name) : strlen(name);
 		o = find_opt(name, len);
 		if (!o) {
@@ -257,8 +290,13 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 		} else if (o->arg == ARG_REQUIRED) {
 			if (eq) {
 				val = eq + 1;
-			} else if (i + 1 < argc) {
+			} else if (i + 1 < argc && !names_option(argv[i + 1])) {
 				val = argv[++i];
+			} else if (i + 1 < argc) {
+				config_set_err(err, errlen,
+					       "option '%s' needs a value (before '%s')", arg,
+					       argv[i + 1]);
+				return CONFIG_ERROR;
 			} else {
 				config_set_err(err, errlen, "option '%s' needs a value", arg);
 				return CONFIG_ERROR;
@@ -337,6 +375,12 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 		case OPT_VERSION:
 			return CONFIG_VERSION;
 		}
+	}
+	if (cfg->start_paused && cfg->qmp_disabled) {
+		config_set_err(err, errlen,
+			       "-S with --qmp none: nothing could ever send `cont` to start the "
+			       "vCPUs");
+		return CONFIG_ERROR;
 	}
 	if (!cfg->cmdline && replace_str(&cfg->cmdline, ""))
 		goto nomem;

@@ -59,6 +59,9 @@ struct cpus {
 	struct cpu_slot *slots;
 	pthread_mutex_t lock; /* slot state changes, and direct starts (see cpus.h) */
 	bool started, boot_started; /* main thread */
+	enum cpus_run_state run_state; /* main thread */
+	struct vcpu_gate gate; /* closed: every vCPU thread waits before KVM_RUN */
+	bool gate_ready;
 	struct acpi_cpu_hotplug block;
 	struct direct_start start_port;
 	struct hotplug_report report_port;
@@ -199,11 +202,16 @@ int cpus_create(struct vm *vm)
 		ret = -ENOMEM;
 		goto fail;
 	}
+	ret = vcpu_gate_init(&c->gate);
+	if (ret)
+		goto fail;
+	c->gate_ready = true;
 	for (i = 0; i < c->nr; i++) {
 		c->slots[i].vcpu.vm = vm;
 		c->slots[i].vcpu.id = (int)i;
 		c->slots[i].vcpu.fd = -1;
 		c->slots[i].vcpu.stats_fd = -1;
+		c->slots[i].vcpu.gate = &c->gate;
 	}
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0) {
@@ -287,13 +295,16 @@ static void slot_join(struct cpus *c, struct cpu_slot *s)
 	set_state(c, s, SLOT_PARKED);
 }
 
-int cpus_start_boot(struct cpus *c)
+int cpus_start_boot(struct cpus *c, bool paused)
 {
 	unsigned i;
 
 	if (c->started)
 		return 0;
 	c->started = true;
+	/* -S: the threads exist (QMP lists them, as QEMU's) and wait at the gate. */
+	c->run_state = paused ? CPUS_PRELAUNCH : CPUS_RUNNING;
+	vcpu_gate_set(&c->gate, paused);
 	for (i = 0; i < c->vm->cfg->nr_cpus; i++) {
 		if (slot_start(c, &c->slots[i])) {
 			vm_request_stop(c->vm, PLUGVM_EXIT_SETUP);
@@ -304,9 +315,91 @@ int cpus_start_boot(struct cpus *c)
 	return 0;
 }
 
-bool cpus_started(const struct cpus *c)
+enum cpus_run_state cpus_run_state(const struct cpus *c)
 {
-	return c->started;
+	return c->run_state;
+}
+
+/* Every running vCPU out of the guest, waiting at the (closed) gate. */
+static int hold_all(struct cpus *c)
+{
+	struct timespec deadline;
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; i < c->nr; i++)
+		if (atomic_load(&c->slots[i].state) == SLOT_RUNNING)
+			vcpu_kick(&c->slots[i].vcpu);
+	/* Each leaves KVM_RUN within an exit; the bound is against a wedged host thread. */
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += CPUS_PAUSE_TIMEOUT_MS / 1000;
+	for (i = 0; i < c->nr && !ret; i++) {
+		if (atomic_load(&c->slots[i].state) != SLOT_RUNNING)
+			continue;
+		ret = vcpu_wait_held(&c->slots[i].vcpu, &deadline);
+		if (ret)
+			log_error("vCPU %u: did not leave the guest within %d ms", i,
+				  CPUS_PAUSE_TIMEOUT_MS);
+	}
+	return ret;
+}
+
+int cpus_pause(struct cpus *c)
+{
+	if (c->run_state != CPUS_RUNNING)
+		return 0;
+	vcpu_gate_set(&c->gate, true);
+	c->run_state = CPUS_PAUSED;
+	return hold_all(c);
+}
+
+int cpus_reset(struct cpus *c)
+{
+	unsigned i, nr_boot = c->vm->cfg->nr_cpus;
+	int ret;
+
+	if (!c->started || c->run_state == CPUS_RUNNING)
+		return -EBUSY;
+	ret = hold_all(c);
+	if (ret)
+		return ret;
+	/* Hot-added CPUs go (parked, as at an eject); boot CPUs the guest removed come back. */
+	for (i = 0; i < c->nr; i++) {
+		struct cpu_slot *s = &c->slots[i];
+		struct cpus_event e = { .type = CPUS_EVENT_DELETED, .slot = i };
+
+		atomic_store(&s->eject_pending, false);
+		atomic_store(&s->unplug_deadline, 0);
+		atomic_store(&s->request_ns, 0);
+		if (i < nr_boot || atomic_load(&s->state) != SLOT_RUNNING)
+			continue;
+		if (slot_stop(c, s))
+			slot_join(c, s);
+		e.id = s->id;
+		emit(c, &e);
+		free(s->id);
+		s->id = NULL;
+	}
+	acpi_cpu_hotplug_reset(&c->block, nr_boot);
+	for (i = 0; i < nr_boot; i++) {
+		struct cpu_slot *s = &c->slots[i];
+
+		ret = i == 0 ? vcpu_reset_for_boot(&s->vcpu) : vcpu_reset_for_sipi(&s->vcpu);
+		if (!ret && atomic_load(&s->state) != SLOT_RUNNING)
+			ret = slot_start(c, s); /* it waits at the gate */
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+bool cpus_resume(struct cpus *c)
+{
+	if (c->run_state == CPUS_RUNNING)
+		return false;
+	c->run_state = CPUS_RUNNING;
+	vcpu_gate_set(&c->gate, false);
+	return true;
 }
 
 int cpus_add(struct cpus *c, unsigned slot, const char *id)
@@ -497,6 +590,8 @@ void cpus_destroy(struct cpus *c)
 		}
 	}
 	acpi_cpu_hotplug_exit(&c->block);
+	if (c->gate_ready)
+		vcpu_gate_destroy(&c->gate);
 	if (c->wake_fd >= 0)
 		close(c->wake_fd);
 	pthread_mutex_destroy(&c->lock);

@@ -65,15 +65,43 @@ void cpus_destroy(struct cpus *c);
 void cpus_set_event_fn(struct cpus *c, void (*fn)(void *opaque, const struct cpus_event *e),
 		       void *opaque);
 
+/* How long cpus_pause() waits for the vCPUs to leave the guest. */
+#define CPUS_PAUSE_TIMEOUT_MS 5000
+
+/* QEMU's run states, as far as the vCPUs go (query-status). */
+enum cpus_run_state {
+	CPUS_PRELAUNCH, /* -S: never run yet (also before cpus_start_boot()) */
+	CPUS_RUNNING,
+	CPUS_PAUSED, /* QMP stop */
+};
+
 /* Create the boot vCPUs (after the guest is loaded: vCPU 0 gets its entry). 0 or -errno. */
 int cpus_create_boot(struct cpus *c);
 /*
- * Start the boot vCPUs' threads, once. Returns 0, or -1 after requesting the VM's stop.
- * Main thread.
+ * Start the boot vCPUs' threads, once; with `paused` (-S) they wait, out of the guest,
+ * for cpus_resume(), but are present (listed, with host threads) meanwhile. Returns 0, or
+ * -1 after requesting the VM's stop. Main thread.
  */
-int cpus_start_boot(struct cpus *c);
-/* The boot vCPUs were started. */
-bool cpus_started(const struct cpus *c);
+int cpus_start_boot(struct cpus *c, bool paused);
+/* Where the vCPUs are: prelaunch (-S), running or paused. Main thread. */
+enum cpus_run_state cpus_run_state(const struct cpus *c);
+/*
+ * QMP stop: every vCPU, those added later included, stays out of the guest until
+ * cpus_resume(); returns once each running one left KVM_RUN (its pending I/O completed).
+ * Nothing to do unless running. Main thread. Returns 0, or -ETIMEDOUT if a vCPU did not
+ * leave within CPUS_PAUSE_TIMEOUT_MS (logged; the VM counts as paused).
+ */
+int cpus_pause(struct cpus *c);
+/*
+ * system_reset's part for the vCPUs, paused or before `cont` (-EBUSY while running): every
+ * vCPU out of the guest, hot-added ones parked (CPUS_EVENT_DELETED), boot CPUs the guest
+ * removed started again, the hotplug block as at power-on, vCPU 0 at the kernel's entry and
+ * the other boot CPUs waiting for INIT/SIPI. They run at cpus_resume(). Main thread.
+ * Returns 0, or -errno (logged): the VM cannot go on.
+ */
+int cpus_reset(struct cpus *c);
+/* QMP cont: the vCPUs run again. Returns false if they were running already. Main thread. */
+bool cpus_resume(struct cpus *c);
 
 /*
  * Hot-add `slot`: a new vCPU or its parked one, reset to wait for INIT/SIPI like an AP at

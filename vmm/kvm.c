@@ -150,6 +150,36 @@ int kvm_setup_memory_and_irqchip(struct kvm *k, const struct guest_mem *m)
 		log_error("KVM_CREATE_IRQCHIP: %s", strerror(err));
 		return -err;
 	}
+	/* The chips' power-on state (PIC master, slave, IOAPIC), for system_reset. */
+	k->irqchip_reset = calloc(3, sizeof(*k->irqchip_reset));
+	for (i = 0; k->irqchip_reset && i < 3; i++) {
+		k->irqchip_reset[i].chip_id = (uint32_t)i;
+		if (ioctl(k->vm_fd, KVM_GET_IRQCHIP, &k->irqchip_reset[i]) < 0) {
+			int err = errno;
+
+			log_error("KVM_GET_IRQCHIP: %s", strerror(err));
+			return -err;
+		}
+	}
+	if (!k->irqchip_reset) {
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int kvm_irqchip_reset(struct kvm *k)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (ioctl(k->vm_fd, KVM_SET_IRQCHIP, &k->irqchip_reset[i]) < 0) {
+			int err = errno;
+
+			log_error("KVM_SET_IRQCHIP: %s", strerror(err));
+			return -err;
+		}
+	}
 	return 0;
 }
 
@@ -178,5 +208,7 @@ void kvm_close(struct kvm *k)
 		close(k->dev_fd);
 	free(k->supported_cpuid);
 	k->supported_cpuid = NULL;
+	free(k->irqchip_reset);
+	k->irqchip_reset = NULL;
 	k->vm_fd = k->dev_fd = -1;
 }

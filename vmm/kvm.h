@@ -22,6 +22,7 @@ struct kvm {
 	bool tsc_deadline; /* KVM_CAP_TSC_DEADLINE_TIMER */
 	struct kvm_cpuid2 *supported_cpuid;
 	struct chaos *chaos; /* --chaos with irq delays: line changes go through it; else NULL */
+	struct kvm_irqchip *irqchip_reset; /* PICs and IOAPIC as created, for system_reset */
 };
 
 /*
@@ -43,6 +44,12 @@ int kvm_setup_memory_and_irqchip(struct kvm *k, const struct guest_mem *m);
  * line must be serialised by the caller (its device lock). Returns 0 or -errno (a delayed
  * change's failure is logged by chaos.c instead).
  */
+/*
+ * The PICs and the IOAPIC back to the state they were created in (system_reset), once
+ * every device lowered its lines. Returns 0 or -errno (logged).
+ */
+int kvm_irqchip_reset(struct kvm *k);
+
 int kvm_irq_line(struct kvm *k, uint32_t gsi, int level);
 
 /* kvm_irq_line() now, bypassing --chaos: chaos.c's injection. Returns 0 or -errno. */

@@ -34,42 +34,52 @@ static bool in_file(uint64_t off, uint64_t size, size_t len)
 	return off <= len && size <= len - off;
 }
 
-/* Find the PVH entry in one PT_NOTE segment; 1 found, 0 not there, -ENOEXEC malformed. */
+/* x rounded up to `align` (a power of two), without wrapping: UINT64_MAX if it would. */
+static uint64_t round_up(uint64_t x, uint64_t align)
+{
+	return x > UINT64_MAX - (align - 1) ? UINT64_MAX : (x + align - 1) & ~(align - 1);
+}
+
+/*
+ * Find the PVH entry in one PT_NOTE segment; 1 found, 0 not there, -ENOEXEC malformed.
+ * Each note is laid out as Linux and binutils do (gABI): the descriptor starts at the
+ * header plus name rounded up to the segment's alignment (4 or 8), the next note at the
+ * descriptor's end rounded up the same way. With 4, name and descriptor are each padded
+ * to 4, which is what QEMU reads; 8-byte aligned notes (.note.gnu.property in every static
+ * binary) differ, and are only skipped on the way to the PVH note.
+ */
 static int scan_notes(const uint8_t *p, uint64_t size, uint64_t align, uint32_t *entry)
 {
 	uint64_t off = 0;
 
-	/* QEMU rounds name and descriptor to the segment's alignment; so do we (4 or 8). */
 	if (align < 4)
 		align = 4;
 	if (align > 8)
 		return -ENOEXEC;
 	while (size - off >= sizeof(Elf64_Nhdr)) {
 		Elf64_Nhdr nh;
-		uint64_t name_len, desc_len;
+		uint64_t name_off = off + sizeof(nh), desc_off, next;
 
 		memcpy(&nh, p + off, sizeof(nh));
-		off += sizeof(nh);
-		name_len = ((uint64_t)nh.n_namesz + align - 1) & ~(align - 1);
-		desc_len = ((uint64_t)nh.n_descsz + align - 1) & ~(align - 1);
-		if (name_len > size - off || nh.n_descsz > size - off - name_len)
+		desc_off = round_up(name_off + nh.n_namesz, align);
+		if (desc_off > size || nh.n_descsz > size - desc_off)
 			return -ENOEXEC;
 		if (nh.n_type == PLUGVM_PVH_NOTE_PHYS32_ENTRY && nh.n_namesz == 4 &&
-		    !memcmp(p + off, PLUGVM_PVH_NOTE_NAME, 4)) {
+		    !memcmp(p + name_off, PLUGVM_PVH_NOTE_NAME, 4)) {
 			uint64_t v = 0;
 
 			if (nh.n_descsz != 4 && nh.n_descsz != 8)
 				return -ENOEXEC;
-			memcpy(&v, p + off + name_len, nh.n_descsz);
+			memcpy(&v, p + desc_off, nh.n_descsz);
 			if (v > UINT32_MAX)
 				return -ENOEXEC;
 			*entry = (uint32_t)v;
 			return 1;
 		}
-		off += name_len;
-		if (desc_len > size - off)
+		next = round_up(desc_off + nh.n_descsz, align);
+		if (next >= size)
 			break;
-		off += desc_len;
+		off = next;
 	}
 	return 0;
 }

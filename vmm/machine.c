@@ -73,8 +73,13 @@ static int load_guest(struct vm *vm)
 		free(cmdline);
 	}
 	if (!vm->start_info) {
-		log_error("guest command line too long (at most %llu bytes)",
-			  LAYOUT_CMDLINE_MAX - 1);
+		char extra[512];
+		size_t added = virtio_devices_cmdline(vm, extra, sizeof(extra)) ? 0 : strlen(extra);
+
+		/* The real limit for --append: what the virtio devices' words leave. */
+		log_error("--append: command line longer than %llu bytes (plugvm adds %zu for its "
+			  "virtio devices; %llu with --virtio off)",
+			  LAYOUT_CMDLINE_MAX - 1 - added, added, LAYOUT_CMDLINE_MAX - 1);
 		return PLUGVM_EXIT_USAGE;
 	}
 	log_debug("kernel [%#llx-%#llx) entry %#x, start_info %#llx, rsdp %#llx",
@@ -133,6 +138,40 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	if (vcpu_init_signals() || cpus_create_boot(vm->cpus))
 		return PLUGVM_EXIT_SETUP;
 	return 0;
+}
+
+/*
+ * QMP system_reset, as QEMU's: every vCPU out of the guest, the devices and the interrupt
+ * controllers at power-on state, RAM zeroed and the kernel loaded again, vCPU 0 at its
+ * entry; then RESET, and the VM runs again if it ran. A failure ends the VM.
+ */
+static void machine_reset(struct vm *vm)
+{
+	bool was_running = cpus_run_state(vm->cpus) == CPUS_RUNNING;
+	int ret;
+
+	if (cpus_pause(vm->cpus))
+		goto fail;
+	acpi_pm_reset(vm);
+	uart_reset(vm);
+	virtio_devices_reset(vm);
+	if (kvm_irqchip_reset(&vm->kvm))
+		goto fail;
+	ret = mem_clear(&vm->mem);
+	if (ret) {
+		log_error("system_reset: clearing guest RAM: %s", strerror(-ret));
+		goto fail;
+	}
+	if (load_guest(vm) || cpus_reset(vm->cpus))
+		goto fail;
+	log_info("system reset: the guest boots again");
+	control_reset_done(vm);
+	if (was_running)
+		cpus_resume(vm->cpus);
+	return;
+fail:
+	log_error("system_reset failed: stopping the VM");
+	vm_request_stop(vm, PLUGVM_EXIT_INTERNAL);
 }
 
 /* Console input for the UART. Returns false at EOF or on error (stop watching stdin). */
@@ -199,6 +238,8 @@ static int event_loop(struct vm *vm, int sig_fd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		control_tick(vm);
+		if (vm_take_reset(vm))
+			machine_reset(vm);
 		cpus_process(vm->cpus);
 		/* Guest agent messages and request deadlines (its fd only wakes the wait). */
 		agent_process(vm);
@@ -237,7 +278,7 @@ static int event_loop(struct vm *vm, int sig_fd)
 int machine_run(struct vm *vm)
 {
 	sigset_t mask;
-	int sig_fd, status;
+	int sig_fd, status, ret;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -252,13 +293,18 @@ int machine_run(struct vm *vm)
 		return PLUGVM_EXIT_SETUP;
 	}
 
-	if (control_start(vm)) {
+	ret = control_start(vm);
+	if (ret) {
 		close(sig_fd);
-		return PLUGVM_EXIT_SETUP;
+		/* A socket path that cannot be used is a bad flag (exit 2), as a bad kernel file. */
+		return ret == -ENOENT || ret == -ENOTDIR || ret == -EACCES || ret == -EROFS ||
+			       ret == -ELOOP || ret == -ENAMETOOLONG || ret == -EEXIST ||
+			       ret == -EADDRINUSE
+			   ? PLUGVM_EXIT_USAGE
+			   : PLUGVM_EXIT_SETUP;
 	}
-	/* -S waits for QMP `cont`; without a control socket nothing could send it. */
-	if (!vm->cfg->start_paused || control_fd(vm) < 0)
-		cpus_start_boot(vm->cpus);
+	/* -S: the vCPUs wait for QMP `cont` (config refuses -S without a socket). */
+	cpus_start_boot(vm->cpus, vm->cfg->start_paused);
 	event_loop(vm, sig_fd);
 
 	cpus_stop_all(vm->cpus);

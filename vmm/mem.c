@@ -50,6 +50,16 @@ int mem_init(struct guest_mem *m, uint64_t size)
 	return 0;
 }
 
+int mem_clear(struct guest_mem *m)
+{
+	int i;
+
+	for (i = 0; i < m->nr_regions; i++)
+		if (madvise(m->regions[i].hva, m->regions[i].size, MADV_DONTNEED) < 0)
+			return -errno;
+	return 0;
+}
+
 void mem_destroy(struct guest_mem *m)
 {
 	int i;

@@ -32,6 +32,11 @@ struct guest_mem {
  */
 int mem_init(struct guest_mem *m, uint64_t size);
 void mem_destroy(struct guest_mem *m);
+/*
+ * Every byte of guest RAM back to zero, as at mem_init() (system_reset): the pages are
+ * dropped and come back zero-filled when touched. No vCPU may run. Returns 0 or -errno.
+ */
+int mem_clear(struct guest_mem *m);
 
 /*
  * Host pointer for [gpa, gpa + len) if that whole range is RAM of one region, else NULL.

@@ -107,22 +107,20 @@ int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 		goto fail;
 	}
 	free(cpuid);
+	/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
+	v->reset = calloc(1, sizeof(*v->reset));
+	if (!v->reset || ioctl(fd, KVM_GET_REGS, &v->reset->regs) < 0 ||
+	    ioctl(fd, KVM_GET_SREGS, &v->reset->sregs) < 0 ||
+	    ioctl(fd, KVM_GET_LAPIC, &v->reset->lapic) < 0 ||
+	    ioctl(fd, KVM_GET_FPU, &v->reset->fpu) < 0) {
+		err = v->reset ? errno : ENOMEM;
+		log_error("vCPU %d: saving its reset state: %s", id, strerror(err));
+		goto fail;
+	}
 	if (boot && regs_setup_pvh(fd, vm->entry, (uint32_t)vm->start_info) < 0) {
 		err = errno;
 		log_error("vCPU %d: setting entry registers: %s", id, strerror(err));
 		goto fail;
-	}
-	if (!boot) {
-		/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
-		v->reset = calloc(1, sizeof(*v->reset));
-		if (!v->reset || ioctl(fd, KVM_GET_REGS, &v->reset->regs) < 0 ||
-		    ioctl(fd, KVM_GET_SREGS, &v->reset->sregs) < 0 ||
-		    ioctl(fd, KVM_GET_LAPIC, &v->reset->lapic) < 0 ||
-		    ioctl(fd, KVM_GET_FPU, &v->reset->fpu) < 0) {
-			err = v->reset ? errno : ENOMEM;
-			log_error("vCPU %d: saving its reset state: %s", id, strerror(err));
-			goto fail;
-		}
 	}
 	return 0;
 fail:
@@ -170,16 +168,37 @@ void vcpu_drop_start(struct vcpu *v)
 	pthread_mutex_unlock(&v->start_lock);
 }
 
-int vcpu_reset_for_sipi(struct vcpu *v)
+/*
+ * The MSRs a guest may have left pointing into its memory or armed, which neither the
+ * registers nor the LAPIC state cover: the TSC deadline and kvmclock.
+ */
+static int reset_msrs(struct vcpu *v)
 {
-	struct kvm_mp_state mp = { .mp_state = KVM_MP_STATE_INIT_RECEIVED };
+	static const uint32_t idx[] = { 0x6e0 /* TSC_DEADLINE */, 0x4b564d01, 0x12 /* kvmclock */ };
+	struct {
+		struct kvm_msrs hdr;
+		struct kvm_msr_entry e[3];
+	} m = { .hdr.nmsrs = 3 };
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		m.e[i].index = idx[i];
+	return ioctl(v->fd, KVM_SET_MSRS, &m) < 0 ? -1 : 0;
+}
+
+/* The power-on state saved at creation, then `mp_state`. */
+static int reset_to(struct vcpu *v, uint32_t mp_state, bool boot)
+{
+	struct kvm_mp_state mp = { .mp_state = mp_state };
 
 	if (!v->reset)
 		return -EINVAL;
+	vcpu_drop_start(v);
 	if (ioctl(v->fd, KVM_SET_REGS, &v->reset->regs) < 0 ||
 	    ioctl(v->fd, KVM_SET_SREGS, &v->reset->sregs) < 0 ||
 	    ioctl(v->fd, KVM_SET_LAPIC, &v->reset->lapic) < 0 ||
-	    ioctl(v->fd, KVM_SET_FPU, &v->reset->fpu) < 0 ||
+	    ioctl(v->fd, KVM_SET_FPU, &v->reset->fpu) < 0 || reset_msrs(v) < 0 ||
+	    (boot && regs_setup_pvh(v->fd, v->vm->entry, (uint32_t)v->vm->start_info) < 0) ||
 	    ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0) {
 		int err = errno;
 
@@ -187,6 +206,16 @@ int vcpu_reset_for_sipi(struct vcpu *v)
 		return -err;
 	}
 	return 0;
+}
+
+int vcpu_reset_for_sipi(struct vcpu *v)
+{
+	return reset_to(v, KVM_MP_STATE_INIT_RECEIVED, false);
+}
+
+int vcpu_reset_for_boot(struct vcpu *v)
+{
+	return reset_to(v, KVM_MP_STATE_RUNNABLE, true);
 }
 
 /* Instruction bytes at the vCPU's RIP, from the exit data or guest memory. */
@@ -355,6 +384,93 @@ static bool handle_exit(struct vcpu *v)
 	}
 }
 
+int vcpu_gate_init(struct vcpu_gate *g)
+{
+	int err = pthread_mutex_init(&g->lock, NULL);
+
+	if (err)
+		return -err;
+	err = pthread_cond_init(&g->cond, NULL);
+	if (err) {
+		pthread_mutex_destroy(&g->lock);
+		return -err;
+	}
+	atomic_store(&g->closed, false);
+	return 0;
+}
+
+void vcpu_gate_destroy(struct vcpu_gate *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+}
+
+void vcpu_gate_set(struct vcpu_gate *g, bool closed)
+{
+	pthread_mutex_lock(&g->lock);
+	atomic_store(&g->closed, closed);
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void vcpu_kick(struct vcpu *v)
+{
+	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+}
+
+int vcpu_wait_held(struct vcpu *v, const struct timespec *deadline)
+{
+	int err = 0;
+
+	if (!v->gate)
+		return 0;
+	pthread_mutex_lock(&v->gate->lock);
+	while (!atomic_load(&v->held) && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&v->gate->cond, &v->gate->lock, deadline);
+	pthread_mutex_unlock(&v->gate->lock);
+	return atomic_load(&v->held) ? 0 : -ETIMEDOUT;
+}
+
+/* Mark the thread out of the guest and tell whoever waits for that. */
+static void set_held(struct vcpu *v, bool held)
+{
+	if (!v->gate)
+		return;
+	pthread_mutex_lock(&v->gate->lock);
+	atomic_store(&v->held, held);
+	pthread_cond_broadcast(&v->gate->cond);
+	pthread_mutex_unlock(&v->gate->lock);
+}
+
+/*
+ * Wait while the gate is closed, unless told to stop. Returns true if it waited (the
+ * caller looks at its flags again). vCPU thread.
+ */
+static bool pass_gate(struct vcpu *v)
+{
+	struct vcpu_gate *g = v->gate;
+
+	if (!g || !atomic_load(&g->closed))
+		return false; /* the common case, every exit: no lock */
+	/*
+	 * Complete the last exit's I/O without running guest code (KVM's API: KVM_RUN with
+	 * immediate_exit), so the registers are whole while the vCPU waits.
+	 */
+	v->run->immediate_exit = 1;
+	if (ioctl(v->fd, KVM_RUN, 0) == 0 || (errno != EINTR && errno != EAGAIN))
+		log_debug("vCPU %d: completing I/O before pausing: exit %u", v->id,
+			  v->run->exit_reason);
+	v->run->immediate_exit = 0;
+	pthread_mutex_lock(&g->lock);
+	atomic_store(&v->held, true);
+	pthread_cond_broadcast(&g->cond);
+	while (atomic_load(&g->closed) && !atomic_load(&v->stop) && !vm_stopping(v->vm))
+		pthread_cond_wait(&g->cond, &g->lock);
+	atomic_store(&v->held, false);
+	pthread_mutex_unlock(&g->lock);
+	return true;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
@@ -372,6 +488,8 @@ static void *vcpu_thread(void *arg)
 		v->run->immediate_exit = 0;
 		if (atomic_load(&v->stop) || vm_stopping(v->vm))
 			break;
+		if (pass_gate(v))
+			continue;
 		apply_direct_start(v);
 		/* A kick during the stall sets immediate_exit: KVM_RUN returns at once. */
 		chaos_vcpu_stall(v->vm->chaos, (unsigned)v->id, &v->stop);
@@ -386,6 +504,7 @@ static void *vcpu_thread(void *arg)
 			break;
 	}
 	this_run = NULL;
+	set_held(v, true);
 	return NULL;
 }
 
@@ -395,6 +514,7 @@ int vcpu_start_thread(struct vcpu *v, bool hot_added)
 	int err, i;
 
 	atomic_store(&v->stop, false);
+	atomic_store(&v->held, false);
 	atomic_store(&v->tid, 0);
 	v->hot_added = hot_added;
 	vcpu_drop_start(v); /* a new life: nothing asked of an earlier one applies */
@@ -422,6 +542,11 @@ int vcpu_start_thread(struct vcpu *v, bool hot_added)
 void vcpu_kick_stop(struct vcpu *v)
 {
 	atomic_store(&v->stop, true);
+	if (v->gate) { /* a thread waiting at the closed gate looks at its flag again */
+		pthread_mutex_lock(&v->gate->lock);
+		pthread_cond_broadcast(&v->gate->cond);
+		pthread_mutex_unlock(&v->gate->lock);
+	}
 	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
 }
 

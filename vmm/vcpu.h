@@ -13,12 +13,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "x86/cpu.h"
 
 struct vm;
 struct kvm_run;
 struct vcpu_snapshot;
+
+/*
+ * The gate every vCPU thread passes before each KVM_RUN (QEMU's pause_all_vcpus): while it
+ * is closed (-S before `cont`, QMP `stop`) the threads wait at it, out of the guest.
+ * cpus.c owns the one gate of a VM and decides when it closes and opens.
+ */
+struct vcpu_gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* the gate opened, a vCPU arrived at it or was told to stop */
+	atomic_bool closed; /* written under lock; read without it as a hint, every exit */
+};
 
 /*
  * One vCPU's KVM fd and thread; cpus.c owns its life (which of these runs when, under its
@@ -40,6 +52,8 @@ struct vcpu {
 	atomic_bool stop; /* leave KVM_RUN and end the thread */
 	_Atomic pid_t tid; /* host thread id, for query-cpus-fast (0 until it runs) */
 	bool hot_added; /* its thread started after boot (device_add): --chaos may delay it */
+	struct vcpu_gate *gate; /* set once by its owner, before the thread starts */
+	atomic_bool held; /* waiting at the closed gate, or its thread ended: not in the guest */
 	struct vcpu_snapshot *reset; /* state at creation: a parked vCPU goes back to it */
 	pthread_mutex_t start_lock;
 	/* Guarded by start_lock (start_pending also read without it, as a hint): */
@@ -55,10 +69,17 @@ struct vcpu {
 int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot);
 
 /*
- * A vCPU without a thread goes back to the state it was created in (registers, LAPIC,
- * FPU), waiting for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).
+ * A vCPU without a thread (or held at the closed gate) goes back to the state it was
+ * created in (registers, LAPIC, FPU; the TSC deadline and kvmclock MSRs cleared), waiting
+ * for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).
  */
 int vcpu_reset_for_sipi(struct vcpu *v);
+/*
+ * The vCPU back to its power-on state, then at the PVH entry like vCPU 0 at boot
+ * (system_reset). Its thread waits at the closed gate or has none. Returns 0 or -errno
+ * (logged).
+ */
+int vcpu_reset_for_boot(struct vcpu *v);
 
 /*
  * Start the vCPU's thread, with no direct start pending. A `hot_added` vCPU's first
@@ -92,6 +113,23 @@ void vcpu_dump(struct vcpu *v, const uint8_t *insn, unsigned insn_len);
 
 /* Close the fd and unmap kvm_run. The thread must have been joined (or never started). */
 void vcpu_destroy(struct vcpu *v);
+
+/* A gate, open. 0 or -errno. */
+int vcpu_gate_init(struct vcpu_gate *g);
+void vcpu_gate_destroy(struct vcpu_gate *g);
+/*
+ * Close or open the gate. Closing does not wait: the caller kicks each running vCPU
+ * (vcpu_kick()) and waits for it (vcpu_wait_held()). Opening lets every waiting thread
+ * back into the guest. Main thread.
+ */
+void vcpu_gate_set(struct vcpu_gate *g, bool closed);
+/* Kick the vCPU's thread out of KVM_RUN (it then passes its gate). Its thread runs. */
+void vcpu_kick(struct vcpu *v);
+/*
+ * Wait until the vCPU's thread waits at its closed gate or has ended, at most until
+ * `deadline` (CLOCK_REALTIME). Returns 0 or -ETIMEDOUT. Main thread.
+ */
+int vcpu_wait_held(struct vcpu *v, const struct timespec *deadline);
 
 /* Install the kick signal handler. Call once before any vCPU thread starts. */
 int vcpu_init_signals(void);

@@ -50,6 +50,26 @@ void vm_request_stop(struct vm *vm, int status)
 	pthread_mutex_unlock(&vm->stop_lock);
 }
 
+void vm_request_reset(struct vm *vm)
+{
+	uint64_t one = 1;
+
+	atomic_store(&vm->reset_requested, true);
+	if (write(vm->stop_fd, &one, sizeof(one)) < 0)
+		log_error("stop eventfd: %s", strerror(errno));
+}
+
+bool vm_take_reset(struct vm *vm)
+{
+	uint64_t n;
+
+	if (!atomic_exchange(&vm->reset_requested, false))
+		return false;
+	if (read(vm->stop_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_error("stop eventfd: %s", strerror(errno));
+	return true;
+}
+
 bool vm_stopping(struct vm *vm)
 {
 	/* Polled by every vCPU loop and the main loop: no lock, one atomic load. */

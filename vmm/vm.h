@@ -49,6 +49,7 @@ struct vm {
 	struct control_agent *ctl_agent; /* control_agent.c's state (main thread) */
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
+	atomic_bool reset_requested; /* QMP system_reset: the main loop carries it out */
 	struct chaos *chaos; /* --chaos, else NULL */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
@@ -74,6 +75,11 @@ void vm_request_stop(struct vm *vm, int status);
 
 /* True once a stop was requested (vCPU loops poll this after each kick). */
 bool vm_stopping(struct vm *vm);
+
+/* Ask the main loop for a system reset (it wakes through stop_fd). Any thread. */
+void vm_request_reset(struct vm *vm);
+/* A reset was asked for since the last call (main thread; clears the request). */
+bool vm_take_reset(struct vm *vm);
 
 /* The status the first vm_request_stop() gave (0 if none). */
 int vm_exit_status(struct vm *vm);

@@ -110,7 +110,9 @@ static int test_hotplug_churn(void)
 		if (!workers[i].t)
 			return selftest_fail("cannot create a worker");
 	}
-	printk("selftest hotplug_churn: running until %lu hotplug events\n", want);
+	printk("selftest hotplug_churn: waiting for the host to add and remove CPUs: %lu ACPI "
+	       "hotplug events (hotplug_churn.events=N) within %lu s (hotplug_churn.seconds=S)\n",
+	       want, (unsigned long)cmdline_uint("hotplug_churn.seconds", 900));
 	while (acpi_hotplug_events() - start < want && arch_now_ns() < limit) {
 		stir_timers(&seed);
 		sleep_ns(2000000);

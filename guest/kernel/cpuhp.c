@@ -19,6 +19,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
+#include "kernel/main.h"
 #include "kernel/mutex.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
@@ -299,29 +300,53 @@ void cpuhp_init(void)
 			cpumask_clear(&cpu_present_mask, cpu);
 }
 
-/* `cpuhp.fail=CPU:STATE`: fail that CPU's boot-time bring-up at that state (for tests). */
+/* A decimal number of at most 6 digits filling v[0..len); -1 if it is not one. */
+static int small_number(const char *v, size_t len)
+{
+	int n = 0;
+	size_t i;
+
+	if (!len || len > 6)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		n = n * 10 + (v[i] - '0');
+	}
+	return n;
+}
+
+/*
+ * `cpuhp.fail=CPU:STATE`: fail that CPU's boot-time bring-up at that state (for tests);
+ * STATE is a name or an id, as QMP's cpuhp-fail takes it. A bad value stops the boot.
+ */
 static void fail_from_cmdline(void)
 {
 	size_t len, i;
 	const char *v = cmdline_value("cpuhp.fail", &len);
 	char name[48];
-	unsigned cpu = 0;
-	int state;
+	int cpu, state;
 
 	if (!v)
 		return;
-	for (i = 0; i < len && v[i] >= '0' && v[i] <= '9'; i++)
-		cpu = cpu * 10 + (unsigned)(v[i] - '0');
-	if (!i || i >= len || v[i] != ':' || len - i - 1 >= sizeof(name)) {
-		pr_warn("cpuhp.fail=%.*s: expected CPU:STATE\n", (int)len, v);
-		return;
-	}
+	for (i = 0; i < len && v[i] != ':'; i++)
+		;
+	cpu = small_number(v, i);
+	if (cpu < 0 || i >= len || len - i - 1 >= sizeof(name) || len - i - 1 == 0)
+		boot_stop_bad_word("cpuhp.fail", v, len, "expected CPU:STATE (a state name or id)");
 	memcpy(name, v + i + 1, len - i - 1);
 	name[len - i - 1] = 0;
-	state = cpuhp_state_by_name(&hp, name);
-	if (state < 0 || cpu == 0 || cpu >= nr_cpu_ids || cpuhp_engine_inject_fail(&hp, cpu, state))
-		pr_warn("cpuhp.fail=%.*s: no such CPU or state, or nothing to fail there\n",
-			(int)len, v);
+	state = small_number(name, len - i - 1);
+	if (state < 0)
+		state = cpuhp_state_by_name(&hp, name);
+	if (state < 0 || !cpuhp_state_name(&hp, state) || !cpuhp_state_name(&hp, state)[0])
+		boot_stop_bad_word("cpuhp.fail", v, len,
+				   "no such cpuhp state (selftest=cpuhp_states lists them)");
+	if (cpu == 0 || (unsigned)cpu >= nr_cpu_ids)
+		boot_stop_bad_word("cpuhp.fail", v, len,
+				   "no such secondary CPU (the boot CPU never goes through cpuhp)");
+	if (cpuhp_engine_inject_fail(&hp, (unsigned)cpu, state))
+		boot_stop_bad_word("cpuhp.fail", v, len, "that state cannot fail");
 }
 
 void cpuhp_boot_secondaries(void)

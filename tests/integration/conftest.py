@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """pytest setup: the artifacts under test must exist (make builds them; nothing skips)."""
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -16,3 +18,23 @@ def pytest_sessionstart(session):
         pytest.exit(f"missing {', '.join(missing)}: run `make` first", returncode=2)
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         pytest.exit("/dev/kvm is not accessible: the integration tests need KVM", returncode=2)
+
+
+def pytest_configure(config):
+    # VMs started without --qmp put their sockets here, not in /tmp: the suite leaves no
+    # socket behind (Vm.kill() removes those of the VMs it kills; the rest is checked).
+    if "PLUGVM_TEST_RUNTIME_DIR" not in os.environ:
+        d = tempfile.mkdtemp(prefix="plugvm-tests-")
+        os.environ["PLUGVM_TEST_RUNTIME_DIR"] = d
+        os.environ["XDG_RUNTIME_DIR"] = d
+
+
+def pytest_sessionfinish(session, exitstatus):
+    d = os.environ.get("PLUGVM_TEST_RUNTIME_DIR")
+    if not d or os.environ.get("XDG_RUNTIME_DIR") != d or not os.path.isdir(d):
+        return
+    left = sorted(os.listdir(d))
+    shutil.rmtree(d, ignore_errors=True)
+    if left:
+        print(f"\nthe tests left files in their XDG_RUNTIME_DIR: {', '.join(left)}")
+        session.exitstatus = 1

@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from qmp import Qmp, wait_socket
 from vm import BOOT_TIMEOUT, GUEST, GUESTS, PLUGVM, ROOT, Vm, plugvm, run_plugvm, selftests
 
 
@@ -64,7 +65,10 @@ def test_command_line_words_are_checked():
                                       ("selftest=", "needs a value"),
                                       ("console_flood.bytes=abc", "is not a number"),
                                       ("crash=bogus", "is not one of ud|gp"),
-                                      ("halt=maybe", "is a flag")])
+                                      ("halt=maybe", "is a flag"),
+                                      ("cpuhp.fail=2:99", "no such cpuhp state"),
+                                      ("cpuhp.fail=0:1", "no such secondary CPU"),
+                                      ("cpuhp.fail=2", "expected CPU:STATE")])
 def test_a_bad_value_stops_the_boot(word, why):
     rc, vm = run_plugvm("--append", f"{word} halt")
     assert rc == (3 << 1) | 1, vm.transcript()  # isa-debug-exit 3: bad command line
@@ -123,11 +127,30 @@ def test_tsc_from_plugvm_leaf_and_calibrated():
     assert abs(a - b) <= a * 0.02, (a, b)
 
 
-@pytest.mark.parametrize("mem", ["8M", "3500M"])
-def test_memory_sizes(mem):
+@pytest.mark.parametrize("mem,above", [("8M", 0), ("3500M", 428), ("4G", 1024)])
+def test_memory_sizes(mem, above):
+    # RAM beyond 3 GiB goes above 4 GiB; the guest, which maps 4 GiB, says what it leaves.
     rc, vm = run_plugvm("--smp", "2", "-m", mem, "--append", "selftest=mm,acpi")
     assert rc == 0, vm.transcript()
     assert selftests(vm) == {"mm": "pass", "acpi": "pass"}
+    warned = vm.lines(r"^warning: mm: (\d+) MiB of RAM above 4 GiB not used ")
+    assert [int(m.group(1)) for m in warned] == ([above] if above else []), vm.transcript()
+
+
+def test_cli_conventions(tmp_path):
+    # Issue 18.7: -vv, NAME=VALUE after one dash, and the topology QEMU infers (cores=4).
+    path = str(tmp_path / "q.sock")
+    vm = plugvm("-vv", "-smp=2,maxcpus=8,sockets=2", "-m=64", f"-qmp=unix:{path}",
+                "--append", "")
+    with vm:
+        vm.wait_for(r"^plugvm-guest: 2/2 CPUs online$")
+        assert vm.lines(r"^plugvm: debug: ", "stderr"), vm.transcript()
+        wait_socket(path)
+        with Qmp(path) as q:
+            props = [s["props"] for s in reversed(q.cmd("query-hotpluggable-cpus"))]
+            assert props[7] == {"socket-id": 1, "core-id": 3, "thread-id": 0}
+            q.cmd("quit")
+        assert vm.wait_exit() == 0
 
 
 def test_defaults_find_the_guest_beside_the_binary(tmp_path):
@@ -179,3 +202,15 @@ def test_secondary_cpus_start_directly_or_through_init_sipi(append, direct):
     assert vm.lines(r"^plugvm-guest: 8/8 CPUs online$"), vm.transcript()
     assert len(vm.lines(r"^plugvm: vCPU \d: direct start at ", "stderr")) == direct, \
         vm.transcript()
+    # Refusals the guest is answered for are -v diagnostics, not warnings (issue 18.6).
+    refused = vm.lines(r"^plugvm: direct start of APIC ID \d+ refused \(status \d\)$", "stderr")
+    assert len(refused) == (6 if direct else 0), vm.transcript()
+    assert not vm.lines(r"warning", "stderr"), vm.transcript()
+
+
+def test_direct_start_junk_is_warned_about_and_harmless():
+    # Contexts plugvm cannot even answer (outside RAM, misaligned): a warning each.
+    rc, vm = run_plugvm("--smp", "2", "--append", "halt selftest=direct_start_junk")
+    assert rc == 0, vm.transcript()
+    assert len(vm.lines(r"^plugvm: warning: direct start: context 0x[0-9a-f]+ is not in guest "
+                        r"RAM$", "stderr")) == 2, vm.transcript()

@@ -46,6 +46,17 @@ def assert_error(proc, status, pattern):
     (["--help=yes"], r"takes no value"),
     (["--kernel", ""], r"--kernel: empty file name"),
     (["--append", "x" * 5000], r"--append: command line longer than 4095"),
+    # Issue 18.2, 18.7: getopt's and QEMU's conventions, and only the documented forms.
+    (["-S", "--qmp", "none"], r"-S with --qmp none: nothing could ever send `cont`"),
+    (["--smp", "--append", "halt"], r"option '--smp' needs a value \(before '--append'\)"),
+    (["--qmp", "tcp:localhost:4444"], r"--qmp: 'tcp:localhost:4444' is not supported"),
+    (["--qmp", "NONE"], r"--qmp: 'NONE' is not supported"),
+    (["--smp", "2,maxcpus=8,maxcpus=4"], r"'maxcpus' given twice"),
+    (["--append", "x" * 4024],
+     r"--append: command line longer than 4023 bytes \(plugvm adds 72 for its virtio devices; "
+     r"4095 with --virtio off\)"),
+    (["--qmp", "/nonexistent-dir/vm.qmp", "--append", "halt"],
+     r"--qmp: cannot listen on '/nonexistent-dir/vm.qmp': No such file or directory"),
 ])
 def test_bad_flags(args, pattern):
     assert_error(run(*args), USAGE, pattern)
@@ -90,6 +101,16 @@ def test_kernel_32bit_elf(workdir):
 def test_kernel_without_pvh_note(workdir):
     path = kernel_file(workdir, "nonote", tiny_kernel(with_note=False))
     assert_error(run("--kernel", path), USAGE, r"no PVH entry note")
+
+
+def test_static_program_is_named_as_without_a_pvh_note(workdir):
+    # Issue 18.8: an ordinary static ELF (gcc -static: its .note.gnu.property is 8-byte
+    # aligned) is not "malformed": it lacks the PVH note, and plugvm says so.
+    src = kernel_file(workdir, "hello.c", b"int main(void) { return 0; }\n")
+    path = os.path.join(workdir, "hello")
+    subprocess.run(["gcc", "-static", "-o", path, src], check=True, timeout=120)
+    assert_error(run("--kernel", path), USAGE,
+                 rf"kernel {path}: no PVH entry note \(Xen ELF note type 18\) in the ELF")
 
 
 def test_real_guest_with_note_removed(workdir):

@@ -142,7 +142,8 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
     vm = plugvm("--kernel", GUESTS[build], "--smp", "2,maxcpus=6", "--qmp", path, "--append",
                 f"selftest=hotplug_churn hotplug_churn.events={ops}", stdin=subprocess.PIPE)
     with vm:
-        vm.wait_for(r"^selftest hotplug_churn: running until", BOOT_TIMEOUT)
+        vm.wait_for(r"^selftest hotplug_churn: waiting for the host to add and remove CPUs: ",
+                    BOOT_TIMEOUT)
         wait_socket(path)
         pid = vm.proc.pid
         rnd = random.Random(2026)

@@ -90,7 +90,7 @@ def test_plugctl_commands(tmp_path):
             assert rc == 2 and err.startswith("plugctl: "), (args, rc, err)
 
         rc, out, _ = ctl(path, "quit")
-        assert rc == 0
+        assert (rc, out) == (0, "the VM is stopping\n")
         assert vm.wait_exit() == 0
 
 
@@ -102,22 +102,45 @@ def test_plugctl_finds_the_default_socket(tmp_path):
         p = subprocess.run([PLUGCTL, "status"], capture_output=True, text=True, timeout=60,
                            env=env)
         assert (p.returncode, p.stdout) == (0, "running\n"), p.stderr
-        # Two VMs there: plugctl will not guess.
-        (tmp_path / "plugvm-1.qmp").write_text("")
+        # Issue 18.4: sockets of killed VMs (nobody listens) and other files beside it are
+        # skipped; the live VM is found.
+        for i in range(1, 40):
+            stale = socket.socket(socket.AF_UNIX)
+            stale.bind(str(tmp_path / f"plugvm-{i}.qmp"))
+            stale.close()
+        (tmp_path / "plugvm-x.qmp").write_text("")
         p = subprocess.run([PLUGCTL, "status"], capture_output=True, text=True, timeout=60,
                            env=env)
+        assert (p.returncode, p.stdout) == (0, "running\n"), p.stderr
+        # Two live VMs there: plugctl will not guess.
+        other = socket.socket(socket.AF_UNIX)
+        other.bind(str(tmp_path / "plugvm-40.qmp"))
+        other.listen()
+        p = subprocess.run([PLUGCTL, "status"], capture_output=True, text=True, timeout=60,
+                           env=env)
+        other.close()
         assert p.returncode == 2 and "several VMs" in p.stderr, p.stderr
+        rc, out, _ = ctl(path_of(vm), "quit")
+        assert rc == 0 and vm.wait_exit() == 0
+    # Only stale sockets left: no VM, said so (status 3, not a usage error).
+    p = subprocess.run([PLUGCTL, "status"], capture_output=True, text=True, timeout=60, env=env)
+    assert p.returncode == 3 and \
+        f"no running plugvm found in {tmp_path} (41 plugvm-*.qmp files" in p.stderr, p.stderr
+
+
+def path_of(vm):
+    return vm.lines(r"^plugvm: QMP socket: (\S+)$", "stderr")[0].group(1)
 
 
 def test_plugctl_without_a_vm(tmp_path):
     p = subprocess.run([PLUGCTL, "-s", str(tmp_path / "none.sock"), "cpus"],
                        capture_output=True, text=True, timeout=60)
-    assert p.returncode == 2 and "cannot connect" in p.stderr, p.stderr
+    assert p.returncode == 3 and "cannot connect" in p.stderr, p.stderr
     regular = tmp_path / "file.sock"
     regular.write_text("")
     p = subprocess.run([PLUGCTL, "-s", str(regular), "status"], capture_output=True,
                        text=True, timeout=60)
-    assert p.returncode == 2, p.stderr
+    assert p.returncode == 3, p.stderr
     p = subprocess.run([PLUGCTL, "--help"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "cpu add [SLOT]" in p.stdout
     p = subprocess.run([PLUGCTL], capture_output=True, text=True, timeout=60)
@@ -166,7 +189,10 @@ def test_plugctl_cpuhp_commands(tmp_path):
         assert rc == 0 and out.splitlines()[1].split()[0] == "0", out
         # Refusals and bad usage.
         for args, rc_want, text in [(("target", "1", "nonsense"), 1, "not a cpuhp state"),
-                                    (("target", "0", "offline"), 1, "Invalid argument"),
+                                    (("target", "0", "offline"), 1,
+                                     "plugctl: cpuhp-set-target: cpu 0 is the boot CPU"),
+                                    (("target", "1", "sched:starting"), 1,
+                                     "not one a CPU can rest in"),
                                     (("target", "1"), 2, "target CPU STATE"),
                                     (("fail", "x", "1"), 2, "not a number"),
                                     (("timers", "1", "2"), 2, "timers [CPU]")]:

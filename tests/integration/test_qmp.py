@@ -193,6 +193,11 @@ def test_paused_start_and_cont(tmp_path):
         with Qmp(path) as q:
             assert q.cmd("query-status") == {"status": "prelaunch", "singlestep": False,
                                              "running": False}
+            # The boot CPUs are listed while paused, with their threads (libvirt needs it).
+            cpus = q.cmd("query-cpus-fast")
+            assert [c["cpu-index"] for c in cpus] == [0, 1]
+            assert all(os.path.exists(f"/proc/{vm.proc.pid}/task/{c['thread-id']}")
+                       for c in cpus)
             assert not vm.lines(r"CPUs online")
             assert q.cmd("cont") == {}
             q.wait_event("RESUME")
@@ -200,6 +205,97 @@ def test_paused_start_and_cont(tmp_path):
             assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
         assert vm.wait_exit() == 0
         assert vm.lines(r"^plugvm-guest: 2/2 CPUs online$"), vm.transcript()
+
+
+def wait_lines(vm, pattern, n, timeout=BOOT_TIMEOUT):
+    """Wait until `n` console lines match `pattern` (a guest that boots again says it again)."""
+    deadline = time.monotonic() + timeout
+    while len(vm.lines(pattern)) < n:
+        assert vm.proc.poll() is None and time.monotonic() < deadline, vm.transcript()
+        time.sleep(0.05)
+
+
+def half_closed_session(path, requests):
+    """Send `requests` and half-close at once (a shell pipe into socat); every line the
+    server sends until it closes."""
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(BOOT_TIMEOUT)
+        s.connect(path)
+        s.sendall("".join(json.dumps(r) + "\n" for r in requests).encode())
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def test_stop_cont_hmp_and_half_close(tmp_path):
+    # QEMU's stop/cont and the two HMP commands clients use, then issue 18.1: commands sent
+    # through a half-closed connection are all answered (an agent one is answered later
+    # by the guest) before the server closes. One VM for all.
+    vm, path = start(tmp_path)
+    with vm, Qmp(path) as q:
+        assert q.cmd("human-monitor-command", {"command-line": "info status"}) == \
+            "VM status: running\r\n"
+        assert q.cmd("stop") == {}
+        q.wait_event("STOP")
+        assert q.cmd("query-status") == {"status": "paused", "singlestep": False,
+                                         "running": False}
+        assert q.cmd("human-monitor-command", {"command-line": "info status"}) == \
+            "VM status: paused\r\n"
+        assert q.cmd("stop") == {}  # already stopped: nothing happens
+        cpus = q.cmd("human-monitor-command", {"command-line": "info cpus"})
+        tids = [c["thread-id"] for c in q.cmd("query-cpus-fast")]
+        assert cpus == "".join(f"{'*' if i == 0 else ' '} CPU #{i}: thread_id={t}\r\n"
+                               for i, t in enumerate(tids))
+        with pytest.raises(QmpError) as e:
+            q.cmd("human-monitor-command", {"command-line": "info registers"})
+        assert e.value.error_class == "CommandNotFound" and "info cpus" in e.value.desc
+        assert q.cmd("cont") == {}
+        q.wait_event("RESUME")
+        assert q.cmd("query-status")["status"] == "running"
+        assert not [e for e in q.events if e["event"] in ("STOP", "RESUME")]
+        wait_agent(q, vm)
+
+        lines = half_closed_session(path, [
+            {"execute": "qmp_capabilities"},
+            {"execute": "query-cpuhp-states", "id": "agent"},
+            {"execute": "query-status", "id": 2},
+            {"execute": "no-such-command", "id": 3},
+            {"execute": "stop", "id": 4},
+            {"execute": "cont", "id": 5},
+        ])
+        replies = {r.get("id"): r for r in lines[1:] if "event" not in r}
+        assert set(replies) == {None, "agent", 2, 3, 4, 5}, lines
+        assert any(s["name"] == "online" for s in replies["agent"]["return"]), lines
+        assert replies[2]["return"]["status"] == "running"
+        assert replies[3]["error"]["class"] == "CommandNotFound"
+        assert [e["event"] for e in lines if "event" in e] == ["STOP", "RESUME"], lines
+        assert q.cmd("query-status")["status"] == "running"
+
+        # system_reset, as QEMU's: RESET, and the guest boots again from its entry; a
+        # hot-added CPU goes (DEVICE_DELETED), the boot CPUs come back. Then once more
+        # while paused: the VM stays paused until `cont`.
+        q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": "c3", "socket-id": 0,
+                             "core-id": 3, "thread-id": 0})
+        vm.wait_for(r"^acpi-hotplug: slot 3: cpu 3 online \(0\)$", BOOT_TIMEOUT)
+        assert q.cmd("system_reset") == {}
+        assert q.wait_event("DEVICE_DELETED")["data"]["device"] == "c3"
+        assert q.wait_event("RESET")["data"] == {"guest": False,
+                                                  "reason": "host-qmp-system-reset"}
+        wait_lines(vm, r"^plugvm-guest: 2/2 CPUs online$", 2)
+        assert [c["cpu-index"] for c in q.cmd("query-cpus-fast")] == [0, 1]
+        q.cmd("stop")
+        q.wait_event("STOP")
+        q.cmd("system_reset")
+        q.wait_event("RESET")
+        assert q.cmd("query-status")["status"] == "paused"
+        q.cmd("cont")
+        wait_lines(vm, r"^plugvm-guest: 2/2 CPUs online$", 3)
+        assert len(vm.lines(r"^plugvm-guest: \d+ possible CPUs")) == 3, vm.transcript()
+        wait_agent(q, vm)
+        q.cmd("quit")
+        assert vm.wait_exit() == 0
 
 
 def test_guest_poweroff_emits_shutdown(tmp_path):
@@ -275,8 +371,10 @@ def test_guest_eject_parks_the_vcpu(tmp_path):
     # The guest takes its highest CPU offline and ejects its slot (acpi_cphp_eject): the
     # VMM ends that vCPU's thread, keeps its fd parked and says DEVICE_DELETED.
     path = str(tmp_path / "qmp.sock")
+    # selftest.stay: the guest stays up until `quit`, so the queries after DEVICE_DELETED do
+    # not race its power-off (the server then closes: seen once as a connection reset).
     vm = plugvm("-S", "--smp", "3,maxcpus=4", "--qmp", path, "--append",
-                "selftest=acpi_cphp_eject")
+                "selftest=acpi_cphp_eject selftest.stay")
     with vm:
         wait_socket(path)
         with Qmp(path) as q:
@@ -291,6 +389,8 @@ def test_guest_eject_parks_the_vcpu(tmp_path):
             assert ["qom-path" in s for s in slots] == [False, False, True, True]
             if len(before) == 3:  # seen before the eject: that thread is gone now
                 assert not os.path.exists(f"/proc/{vm.proc.pid}/task/{before[2]}")
+            vm.wait_for(r"^selftest: done \(all passed\), staying up$")
+            q.cmd("quit")
         assert vm.wait_exit() == 0, vm.transcript()
         assert vm.lines(r"^selftest acpi_cphp_eject: cpu=2 slot=2 apic=2 ejected$"), \
             vm.transcript()

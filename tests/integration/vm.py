@@ -8,6 +8,7 @@ a hung VM fails the test instead of hanging it.
 import os
 import re
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -33,6 +34,7 @@ class Vm:
 
     def __init__(self, argv, env=None, stdin=subprocess.DEVNULL, preexec_fn=None, cwd=None):
         self.argv = list(argv)
+        self.env = env
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
             self.argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -194,6 +196,22 @@ class Vm:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+            self._remove_sockets()
+
+    def _remove_sockets(self):
+        """A VM ended by SIGKILL leaves its QMP socket: remove it, as a supervisor would."""
+        env = self.env if self.env is not None else os.environ
+        paths = [f"{env.get('XDG_RUNTIME_DIR') or '/tmp'}/plugvm-{self.proc.pid}.qmp"]
+        for i, a in enumerate(self.argv[:-1]):
+            if a in ("--qmp", "-qmp"):
+                v = self.argv[i + 1]
+                paths.append((v[5:] if v.startswith("unix:") else v).split(",")[0])
+        for p in paths:
+            try:
+                if stat.S_ISSOCK(os.lstat(p).st_mode):
+                    os.unlink(p)
+            except OSError:
+                pass
 
     def lines(self, pattern, stream="stdout"):
         rx = re.compile(pattern)

@@ -422,7 +422,7 @@ static void test_guest_strings_reach_clients_clean(void **state)
 	assert_int_equal(send(fd, "{\"execute\": \"qmp_capabilities\"}\n", 32, 0), 32);
 	dispatch_until_no_clients(5);
 	{
-		struct plugvm_agent_ev_lockdep ev = { .type = 0, .cpu = 1 };
+		struct plugvm_agent_ev_lockdep ev = { .type = 2, .cpu = 1 };
 		static char buf[65536];
 		ssize_t n, got = 0;
 		unsigned i;
@@ -440,6 +440,7 @@ static void test_guest_strings_reach_clients_clean(void **state)
 		assert_contains(buf,
 				"\"lock\":\"???????????????????????????????????????????????\"");
 		assert_contains(buf, "\"held\":\"rq?]0;pwned?\"");
+		assert_contains(buf, "\"type\":\"bad-release\",\"type-id\":2"); /* issue 18.12 */
 		for (i = 0; i < (unsigned)got; i++)
 			assert_true((unsigned char)buf[i] < 0x80); /* nothing but ASCII was sent */
 	}

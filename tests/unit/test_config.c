@@ -242,15 +242,45 @@ static void test_help_version(void **state)
 	assert_contains(config_usage, "--append");
 }
 
+/* Issue 18.7: getopt's and QEMU's habits: -vv, NAME=VALUE after one dash, values as '-x'. */
+static void test_conventions(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "-vv", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.verbosity, 2);
+	config_free(&p.cfg);
+	parse(&p, "-v", "-vvv", NULL);
+	assert_int_equal(p.cfg.verbosity, 2);
+	config_free(&p.cfg);
+	parse(&p, "-smp=3", "-m=64", "-append=halt", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.nr_cpus, 3);
+	assert_int_equal(p.cfg.mem_bytes, 64ull << 20);
+	assert_string_equal(p.cfg.cmdline, "halt");
+	config_free(&p.cfg);
+	/* A value that starts with '-' but names no option is a value. */
+	parse(&p, "--append", "-x halt", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_string_equal(p.cfg.cmdline, "-x halt");
+	config_free(&p.cfg);
+	parse(&p, "--qmp", "/tmp/a:b.qmp", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_string_equal(p.cfg.qmp_path, "/tmp/a:b.qmp");
+	config_free(&p.cfg);
+}
+
 static void test_bad_options(void **state)
 {
 	(void)state;
 	parse_fails("unknown option '--bogus'", "--bogus");
 	parse_fails("unknown option '-x'", "-x");
 	parse_fails("unknown option '--'", "--");
-	/* Single-dash options take no "=value". */
-	parse_fails("unknown option '-smp=2'", "-smp=2");
 	parse_fails("unknown option '--smpx'", "--smpx", "2");
+	parse_fails("unknown option '-smpx=2'", "-smpx=2");
+	parse_fails("unknown option '-vx'", "-vx");
 	parse_fails("unexpected argument 'guest.elf'", "guest.elf");
 	parse_fails("unexpected argument '-'", "-");
 	/* A missing value, in each spelling. */
@@ -258,6 +288,16 @@ static void test_bad_options(void **state)
 	parse_fails("option '-m' needs a value", "-v", "-m");
 	parse_fails("option '--kernel' needs a value", "--kernel");
 	parse_fails("option '-append' needs a value", "-append");
+	/* Issue 18.7: the next option is not taken for the missing value. */
+	parse_fails("option '--smp' needs a value (before '--append')", "--smp", "--append",
+		    "halt");
+	parse_fails("option '-m' needs a value (before '-S')", "-m", "-S");
+	parse_fails("option '--kernel' needs a value (before '--qmp=none')", "--kernel",
+		    "--qmp=none");
+	/* Only the documented --qmp forms: no socket file named after a typo. */
+	parse_fails("--qmp: 'tcp:localhost:4444' is not supported", "--qmp", "tcp:localhost:4444");
+	parse_fails("--qmp: 'NONE' is not supported", "--qmp", "NONE");
+	parse_fails("--qmp: 'None' is not supported", "--qmp=None");
 	/* A value given to a flag. */
 	parse_fails("option '--verbose' takes no value", "--verbose=1");
 	parse_fails("option '--help' takes no value", "--help=yes");
@@ -385,6 +425,12 @@ static void test_smp_values(void **state)
 	smp_ok("4,sockets=2,dies=2,cores=2,threads=2", 4, 16);
 	smp_ok("cpus=1,sockets=1,cores=1,threads=1", 1, 1);
 	smp_ok("sockets=32,cores=32", 1024, 1024);
+	/* Issue 18.7: the missing counts inferred as QEMU 7.2 does (cores first, threads last). */
+	smp_ok("2,maxcpus=8,sockets=2", 2, 8);
+	smp_ok("2,maxcpus=8,sockets=2,cores=2", 2, 8);
+	smp_ok("2,maxcpus=8,threads=2", 2, 8);
+	smp_ok("maxcpus=8,sockets=2", 8, 8);
+	smp_ok("4,cores=2", 4, 4);
 }
 
 static void test_smp_errors(void **state)
@@ -414,10 +460,15 @@ static void test_smp_errors(void **state)
 	smp_bad("1,maxcpus=1025", "1025 CPUs exceed plugvm's limit of 1024");
 	smp_bad("1,maxcpus=4096", "exceed plugvm's limit");
 	smp_bad("sockets=64,cores=32", "2048 CPUs exceed plugvm's limit");
-	smp_bad("2,maxcpus=8,sockets=2,cores=2", "sockets*dies*cores*threads = 4 differs from "
-						 "maxcpus 8");
-	smp_bad("2,maxcpus=8,sockets=3,cores=3", "= 9 differs from maxcpus 8");
-	smp_bad("16,sockets=2,cores=4", "16 CPUs exceed maxcpus=8");
+	smp_bad("2,maxcpus=8,sockets=2,cores=2,threads=1",
+		"sockets (2) * dies (1) * cores (2) * threads (1) = 4 differs from maxcpus 8");
+	smp_bad("2,maxcpus=8,sockets=3,cores=3,threads=1", "= 9 differs from maxcpus 8");
+	smp_bad("2,maxcpus=8,sockets=3,cores=3", "threads (0) = 0 differs from maxcpus 8");
+	smp_bad("2,maxcpus=8,sockets=3", "= 6 differs from maxcpus 8");
+	smp_bad("2,maxcpus=8,maxcpus=4", "'maxcpus' given twice");
+	smp_bad("2,sockets=2,sockets=1", "'sockets' given twice");
+	smp_bad("16,sockets=2,cores=4,threads=1", "16 CPUs exceed maxcpus=8");
+	smp_ok("16,sockets=2,cores=4", 16, 16); /* threads=2 inferred, as QEMU */
 	/* A product that wraps around 2^64 must not pass for a small one. */
 	smp_bad("sockets=65536,dies=65536,cores=65536,threads=65536", "threads overflows in");
 	smp_bad("1,maxcpus=1,sockets=65536,dies=65536,cores=65536,threads=65536", "overflows");
@@ -458,6 +509,9 @@ static void test_qmp(void **state)
 	    "unix:/tmp/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	parse_fails("needs a value", "--qmp");
+	/* Issue 18.2: -S waits for `cont`, which nobody could send without a socket. */
+	parse_fails("-S with --qmp none: nothing could ever send `cont`", "-S", "--qmp", "none");
+	parse_fails("-S with --qmp none", "--qmp", "none", "-S");
 	parse(&p, "-S", NULL);
 	assert_int_equal(p.st, CONFIG_RUN);
 	assert_true(p.cfg.start_paused);
@@ -466,24 +520,31 @@ static void test_qmp(void **state)
 
 static void test_smp_topology(void **state)
 {
+	/* maxcpus and the topology each -smp gives, as QEMU 7.2 infers what is missing. */
+	static const struct {
+		const char *s;
+		unsigned max, sockets, dies, cores, threads;
+	} cases[] = {
+		{ "2,maxcpus=8", 8, 1, 1, 8, 1 }, /* none: maxcpus cores of one socket */
+		{ "2,sockets=2,cores=2,threads=2", 8, 2, 1, 2, 2 }, /* whole: makes maxcpus */
+		{ "2,maxcpus=8,sockets=2", 8, 2, 1, 4, 1 }, /* cores inferred */
+		{ "2,maxcpus=8,sockets=2,cores=2", 8, 2, 1, 2, 2 }, /* then threads */
+		{ "4,sockets=2,dies=2,cores=2,threads=2", 16, 2, 2, 2, 2 },
+	};
 	struct smp_topology t;
-	unsigned n, m;
+	unsigned n, m, i;
 	char err[ERRLEN];
 
 	(void)state;
-	/* QEMU 6.2+: without a topology, maxcpus becomes cores of one socket. */
-	assert_int_equal(config_parse_smp_topo("2,maxcpus=8", &n, &m, &t, err, sizeof(err)), 0);
-	assert_int_equal(t.sockets, 1);
-	assert_int_equal(t.dies, 1);
-	assert_int_equal(t.cores, 8);
-	assert_int_equal(t.threads, 1);
-	assert_int_equal(
-	    config_parse_smp_topo("2,sockets=2,cores=2,threads=2", &n, &m, &t, err, sizeof(err)),
-	    0);
-	assert_int_equal(m, 8);
-	assert_int_equal(t.sockets, 2);
-	assert_int_equal(t.cores, 2);
-	assert_int_equal(t.threads, 2);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(config_parse_smp_topo(cases[i].s, &n, &m, &t, err, sizeof(err)),
+				 0);
+		assert_int_equal(m, cases[i].max);
+		assert_int_equal(t.sockets, cases[i].sockets);
+		assert_int_equal(t.dies, cases[i].dies);
+		assert_int_equal(t.cores, cases[i].cores);
+		assert_int_equal(t.threads, cases[i].threads);
+	}
 }
 
 static void test_smp_err_buffer(void **state)
@@ -634,25 +695,16 @@ static void test_chaos_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_smp_spellings),
-		cmocka_unit_test(test_memory_spellings),
-		cmocka_unit_test(test_memory_errors),
-		cmocka_unit_test(test_kernel_append),
-		cmocka_unit_test(test_append_length),
-		cmocka_unit_test(test_verbosity),
-		cmocka_unit_test(test_help_version),
-		cmocka_unit_test(test_bad_options),
-		cmocka_unit_test(test_mem_values),
-		cmocka_unit_test(test_mem_errors),
-		cmocka_unit_test(test_smp_values),
-		cmocka_unit_test(test_smp_errors),
-		cmocka_unit_test(test_smp_err_buffer),
-		cmocka_unit_test(test_qmp),
-		cmocka_unit_test(test_smp_topology),
-		cmocka_unit_test(test_chaos_flag),
-		cmocka_unit_test(test_chaos_values),
-		cmocka_unit_test(test_chaos_errors),
+		cmocka_unit_test(test_defaults),	 cmocka_unit_test(test_smp_spellings),
+		cmocka_unit_test(test_memory_spellings), cmocka_unit_test(test_memory_errors),
+		cmocka_unit_test(test_kernel_append),	 cmocka_unit_test(test_append_length),
+		cmocka_unit_test(test_verbosity),	 cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_bad_options),	 cmocka_unit_test(test_conventions),
+		cmocka_unit_test(test_mem_values),	 cmocka_unit_test(test_mem_errors),
+		cmocka_unit_test(test_smp_values),	 cmocka_unit_test(test_smp_errors),
+		cmocka_unit_test(test_smp_err_buffer),	 cmocka_unit_test(test_qmp),
+		cmocka_unit_test(test_smp_topology),	 cmocka_unit_test(test_chaos_flag),
+		cmocka_unit_test(test_chaos_values),	 cmocka_unit_test(test_chaos_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

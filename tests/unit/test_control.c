@@ -38,16 +38,22 @@ void cpus_set_event_fn(struct cpus *c, void (*fn)(void *opaque, const struct cpu
 	event_opaque = opaque;
 }
 
-bool cpus_started(const struct cpus *c)
+enum cpus_run_state cpus_run_state(const struct cpus *c)
 {
 	(void)c;
-	return true;
+	return CPUS_RUNNING;
 }
 
-int cpus_start_boot(struct cpus *c)
+int cpus_pause(struct cpus *c)
 {
 	(void)c;
 	return 0;
+}
+
+bool cpus_resume(struct cpus *c)
+{
+	(void)c;
+	return false;
 }
 
 bool cpus_present(const struct cpus *c, unsigned slot)

@@ -122,6 +122,8 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	case KVM_GET_FPU:
 	case KVM_SET_FPU:
 		return 0;
+	case KVM_SET_MSRS:
+		return (int)((struct kvm_msrs *)arg)->nmsrs;
 	default:
 		return __real_ioctl(fd, req, arg);
 	}
@@ -389,7 +391,7 @@ static int setup(void **state)
 	assert_int_equal(vcpu_init_signals(), 0);
 	/* Two boot vCPUs, both waiting in KVM_RUN. */
 	assert_int_equal(cpus_create_boot(vm.cpus), 0);
-	assert_int_equal(cpus_start_boot(vm.cpus), 0);
+	assert_int_equal(cpus_start_boot(vm.cpus, false), 0);
 	for (i = 0; i < 2; i++)
 		wait_runs(i, 1);
 	return 0;
@@ -404,6 +406,40 @@ static int teardown(void **state)
 	mem_destroy(&vm.mem);
 	close(vm.kvm.vm_fd);
 	return 0;
+}
+
+/*
+ * Issue 18.2/18.3: stop holds every vCPU out of KVM_RUN, one added meanwhile included;
+ * system_reset (only while not running) parks the hot-added one with DEVICE_DELETED and
+ * keeps the boot CPUs; cont lets them all back in.
+ */
+static void test_pause_reset_resume(void **state)
+{
+	unsigned last = 0, runs[2];
+
+	(void)state;
+	assert_int_equal(cpus_run_state(vm.cpus), CPUS_RUNNING);
+	assert_int_equal(cpus_reset(vm.cpus), -EBUSY);
+	assert_int_equal(cpus_pause(vm.cpus), 0);
+	assert_int_equal(cpus_run_state(vm.cpus), CPUS_PAUSED);
+	assert_int_equal(cpus_pause(vm.cpus), 0); /* nothing to do */
+	host_add(2, "hot");
+	assert_true(cpus_present(vm.cpus, 2));
+	assert_int_equal(cpus_reset(vm.cpus), 0);
+	assert_false(cpus_present(vm.cpus, 2));
+	assert_true(cpus_present(vm.cpus, 0) && cpus_present(vm.cpus, 1));
+	assert_int_equal(nr_events(CPUS_EVENT_DELETED, &last), 1);
+	assert_int_equal(events.ev[last].slot, 2);
+	assert_string_equal(events.id[last], "hot");
+	assert_int_equal(cpus_run_state(vm.cpus), CPUS_PAUSED);
+	runs[0] = atomic_load(&kvm.runs[0]);
+	runs[1] = atomic_load(&kvm.runs[1]);
+	assert_true(cpus_resume(vm.cpus));
+	assert_false(cpus_resume(vm.cpus));
+	assert_int_equal(cpus_run_state(vm.cpus), CPUS_RUNNING);
+	wait_runs(0, runs[0] + 1);
+	wait_runs(1, runs[1] + 1);
+	host_add(2, NULL); /* the parked fd, again */
 }
 
 /* Adds and removals: what each is refused for. */
@@ -599,6 +635,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_removal_is_reported_by_the_main_loop,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_direct_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pause_reset_resume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_start_request_does_not_survive_park, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_direct_start_never_signals_a_joined_thread,

@@ -51,19 +51,38 @@ static Elf64_Phdr *phdr(struct image *im, int i)
 	return (Elf64_Phdr *)(im->buf + ehdr(im)->e_phoff) + i;
 }
 
-/* Append a Xen PHYS32_ENTRY note padded to `align`; returns its size. */
+/*
+ * Append a note with a 4-byte name laid out for `align` as binutils does (glibc's
+ * ELF_NOTE_DESC_OFFSET: the descriptor at header + name rounded up, the next note at the
+ * descriptor's end rounded up); the descriptor holds `entry`. Returns its size.
+ */
 static size_t put_note(uint8_t *p, uint32_t type, const char *name, uint64_t entry, uint32_t descsz,
 		       uint64_t align)
 {
 	Elf64_Nhdr nh = { .n_namesz = 4, .n_descsz = descsz, .n_type = type };
-	size_t name_pad = (4 + align - 1) & ~(align - 1);
-	size_t desc_pad = (descsz + align - 1) & ~(align - 1);
+	size_t desc_off = (sizeof(nh) + 4 + align - 1) & ~(align - 1);
+	size_t end = (desc_off + descsz + align - 1) & ~(align - 1);
 
+	memset(p, 0, end);
 	memcpy(p, &nh, sizeof(nh));
-	memset(p + sizeof(nh), 0, name_pad + desc_pad);
 	memcpy(p + sizeof(nh), name, 4);
-	memcpy(p + sizeof(nh) + name_pad, &entry, descsz < 8 ? descsz : 8);
-	return sizeof(nh) + name_pad + desc_pad;
+	memcpy(p + desc_off, &entry, descsz < 8 ? descsz : 8);
+	return end;
+}
+
+/* Put a "GNU" note (`type`, `descsz` bytes holding `desc`) before the image's PVH note. */
+static size_t prepend_note(struct image *im, uint32_t type, uint64_t desc, uint32_t descsz,
+			   uint64_t align)
+{
+	uint8_t *note = im->buf + phdr(im, PH_NOTE)->p_offset, pvh[64];
+	size_t pvh_len = phdr(im, PH_NOTE)->p_filesz, len;
+
+	memcpy(pvh, note, pvh_len);
+	len = put_note(note, type, "GNU", desc, descsz, align);
+	memcpy(note + len, pvh, pvh_len);
+	phdr(im, PH_NOTE)->p_filesz = len + pvh_len;
+	assert_true(phdr(im, PH_NOTE)->p_offset + len + pvh_len <= 0x400);
+	return len;
 }
 
 /* A PT_LOAD segment as ld writes one: page-aligned, loaded where it is linked. */
@@ -217,24 +236,23 @@ static void test_good_variants(void **state)
 	struct image im;
 	struct loaded_kernel k;
 	char err[ERRLEN] = "";
-	uint8_t *note;
 
 	(void)state;
 	/* A note before the PVH one (a GNU build ID) is skipped. */
 	build(&im, 8, 4);
-	note = im.buf + phdr(&im, PH_NOTE)->p_offset;
-	{
-		uint8_t pvh[64];
-		size_t pvh_len = phdr(&im, PH_NOTE)->p_filesz, gnu_len;
-
-		memcpy(pvh, note, pvh_len);
-		gnu_len =
-		    put_note(note, 3 /* NT_GNU_BUILD_ID */, "GNU", 0x1122334455667788ull, 8, 4);
-		memcpy(note + gnu_len, pvh, pvh_len);
-		phdr(&im, PH_NOTE)->p_filesz = gnu_len + pvh_len;
-		assert_true(phdr(&im, PH_NOTE)->p_offset + gnu_len + pvh_len <= 0x400);
-	}
+	prepend_note(&im, 3 /* NT_GNU_BUILD_ID */, 0x1122334455667788ull, 8, 4);
 	load_and_check(&im);
+
+	/*
+	 * Issue 18.8: an 8-aligned .note.gnu.property (every static binary has one) is
+	 * skipped, before the PVH note or without one ("no PVH entry note", not "malformed").
+	 */
+	build(&im, 8, 8);
+	assert_int_equal(prepend_note(&im, 5 /* NT_GNU_PROPERTY_TYPE_0 */, 0xc0000002ull, 16, 8),
+			 32);
+	load_and_check(&im);
+	phdr(&im, PH_NOTE)->p_filesz = 32;
+	load_fails(&im, -ENOEXEC, "no PVH entry note (Xen ELF note type 18) in the ELF");
 
 	/* A note of another vendor with type 18 is not the PVH note. */
 	build(&im, 4, 4);
@@ -278,7 +296,7 @@ static void test_good_variants(void **state)
 
 	/* The entry may be the last byte of the executable segment's file image. */
 	build(&im, 8, 8);
-	memcpy(im.buf + phdr(&im, PH_NOTE)->p_offset + sizeof(Elf64_Nhdr) + 8,
+	memcpy(im.buf + phdr(&im, PH_NOTE)->p_offset + sizeof(Elf64_Nhdr) + 4, /* 16: aligned */
 	       &(uint64_t){ TEXT_PA + TEXT_SIZE - 1 }, 8);
 	fill_guest();
 	assert_int_equal(loader_load_elf(&mem, im.buf, im.len, &k, err, sizeof(err)), 0);

@@ -60,11 +60,23 @@ static const struct qmp_arg need_args[] = {
 	{ NULL, json_type_null, false },
 };
 
+static struct qmp_server *later_server;
+static struct qmp_deferred *later;
+
+/* "later": a deferred reply, given by the test (qmp_deferred_return()) when it chooses. */
+static struct json_object *cmd_later(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	(void)ctx;
+	(void)args;
+	(void)err;
+	later = qmp_defer(later_server);
+	assert_non_null(later);
+	return NULL;
+}
+
 static const struct qmp_command cmds[] = {
-	{ "echo", cmd_echo, echo_args },
-	{ "fail", cmd_fail, NULL },
-	{ "need", cmd_need, need_args },
-	{ NULL, NULL, NULL },
+	{ "echo", cmd_echo, echo_args }, { "later", cmd_later, NULL }, { "fail", cmd_fail, NULL },
+	{ "need", cmd_need, need_args }, { NULL, NULL, NULL },
 };
 
 struct fixture {
@@ -404,6 +416,64 @@ static void test_client_over_output_limit_is_dropped(void **state)
 	unlink(path);
 }
 
+/*
+ * Issue 18.1: a client that half-closes after its last command (`printf ... | socat`, a
+ * shell pipe) gets every reply, a deferred one and the events until then included, and
+ * only then the end of the stream; the commands run as before.
+ */
+static void test_half_close_answers_everything(void **state)
+{
+	struct fixture *f = *state;
+	static const char reqs[] =
+	    "{\"execute\": \"qmp_capabilities\"}\n"
+	    "{\"execute\": \"later\", \"id\": 1}\n"
+	    "{\"execute\": \"echo\", \"arguments\": {\"s\": \"a\"}, \"id\": 2}\n"
+	    "{\"execute\": \"nope\", \"id\": 3}\n"
+	    "{\"execute\": \"echo\", \"id\"";
+	static char all[1 << 16];
+	char path[108], *text;
+	size_t len = 0;
+	ssize_t r;
+	int fd;
+
+	later_server = f->s;
+	later = NULL;
+	fd = socket_client(f, path, sizeof(path));
+	assert_int_equal(send(fd, reqs, sizeof(reqs) - 1, 0), (ssize_t)(sizeof(reqs) - 1));
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	text = qmp_test_read(f->s, fd);
+	len = strlen(text);
+	memcpy(all, text, len);
+	assert_non_null(later);
+	assert_int_equal(echo_calls, 1);
+	/* Still open: the deferred reply is to come, and an event goes out meanwhile. */
+	assert_int_equal(qmp_server_clients(f->s), 1);
+	qmp_server_event(f->s, "LATE", NULL);
+	qmp_deferred_return(later, json_object_new_string("done"), NULL);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (int i = 0; i < 1000 && qmp_server_clients(f->s); i++) {
+		qmp_server_dispatch(f->s);
+		r = recv(fd, all + len, sizeof(all) - len - 1, 0);
+		if (r > 0)
+			len += (size_t)r;
+	}
+	assert_int_equal(qmp_server_clients(f->s), 0);
+	fcntl(fd, F_SETFL, 0);
+	while ((r = recv(fd, all + len, sizeof(all) - len - 1, 0)) > 0)
+		len += (size_t)r;
+	assert_int_equal(r, 0); /* the end of the stream, after everything */
+	all[len] = 0;
+	assert_non_null(strstr(all, "{\"return\":{}}"));
+	assert_non_null(strstr(all, "{\"return\":{\"s\":\"a\"},\"id\":2}"));
+	assert_non_null(strstr(all, "\"The command nope has not been found\"},\"id\":3}"));
+	assert_non_null(strstr(all, "\"event\":\"LATE\""));
+	assert_non_null(strstr(all, "{\"return\":\"done\",\"id\":1}"));
+	assert_int_equal(qmp_test_count(all, "\r\n"),
+			 5); /* 4 replies + the event (greeting read) */
+	close(fd);
+	unlink(path);
+}
+
 static double now_s(void)
 {
 	struct timespec t;
@@ -583,6 +653,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_throttled_events_keep_the_latest_per_key,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_without_listener, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_half_close_answers_everything, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,7 +71,7 @@ int cmd_cpus(struct conn *c, char **argv)
 			else
 				printf("-\n");
 		}
-		printf("%zu of %zu CPUs present\n", present, n);
+		printf("%zu of %zu CPU%s present\n", present, n, n == 1 ? "" : "s");
 	}
 	free(s);
 	json_object_put(hp);
@@ -236,7 +236,7 @@ int cmd_cpu_set(struct conn *c, char **argv)
 			die(EXIT_NO, "cannot have %ld CPUs: 1 to %zu", want, n);
 		if (present == (size_t)want) {
 			if (!json_out)
-				printf("%zu CPUs present\n", present);
+				printf("%zu CPU%s present\n", present, present == 1 ? "" : "s");
 			return 0;
 		}
 		st = present < (size_t)want ? cpu_add(c, -1) : cpu_del(c, last);

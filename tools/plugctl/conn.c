@@ -43,7 +43,7 @@ static struct json_object *recv_msg(struct conn *c, int64_t deadline)
 			memmove(c->buf, c->buf + line, c->len - line);
 			c->len -= line;
 			if (!o || !json_object_is_type(o, json_type_object))
-				die(EXIT_USAGE, "the server sent something that is not QMP");
+				die(EXIT_CONN, "the server sent something that is not QMP");
 			return o;
 		}
 		if (left <= 0)
@@ -64,7 +64,7 @@ static struct json_object *recv_msg(struct conn *c, int64_t deadline)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			die(EXIT_NO, "the VM closed the connection");
+			die(EXIT_CONN, "the VM closed the connection");
 		c->len += (size_t)n;
 	}
 }
@@ -81,7 +81,7 @@ struct json_object *conn_execute(struct conn *c, const char *name, struct json_o
 	json_object_object_add(req, "id", json_object_new_int((int)id));
 	text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	if (dprintf(c->fd, "%s\n", text) < 0)
-		die(EXIT_NO, "cannot send to the VM: %s", strerror(errno));
+		die(EXIT_CONN, "cannot send to the VM: %s", strerror(errno));
 	json_object_put(req);
 	for (;;) {
 		struct json_object *msg = recv_msg(c, now_ms() + c->timeout_ms), *rid;
@@ -104,8 +104,16 @@ struct json_object *conn_cmd(struct conn *c, const char *name, struct json_objec
 	struct json_object *reply = conn_execute(c, name, args), *ret, *err, *desc;
 
 	if (json_object_object_get_ex(reply, "error", &err)) {
+		const char *text;
+		size_t len = strlen(name);
+
 		json_object_object_get_ex(err, "desc", &desc);
-		fprintf(stderr, "plugctl: %s: %s\n", name, tty(json_object_get_string(desc)));
+		text = json_object_get_string(desc);
+		/* The VMM's agent errors name the command already: once is enough. */
+		if (text && !strncmp(text, name, len) && text[len] == ':')
+			fprintf(stderr, "plugctl: %s\n", tty(text));
+		else
+			fprintf(stderr, "plugctl: %s: %s\n", name, tty(text));
 		json_object_put(reply);
 		exit(EXIT_NO);
 	}
@@ -143,32 +151,58 @@ struct json_object *conn_wait_event(struct conn *c, bool (*match)(struct json_ob
 	}
 }
 
+/* Someone listens on the Unix socket `path` (a stale file refuses the connection). */
+static bool listening(const char *path)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return false;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	ret = connect(fd, (struct sockaddr *)&addr, sizeof(addr));
+	close(fd);
+	return ret == 0;
+}
+
 const char *conn_default_socket(void)
 {
 	static char path[PATH_MAX];
 	const char *env = getenv("PLUGVM_QMP"), *dir = getenv("XDG_RUNTIME_DIR");
-	const char *dirs[2] = { dir && *dir ? dir : "/tmp", "/tmp" };
-	unsigned i;
+	char pattern[PATH_MAX];
+	size_t stale = 0, live = 0, j;
+	glob_t g;
 
 	if (env && *env)
 		return env;
-	for (i = 0; i < 2; i++) {
-		glob_t g;
-		char pattern[PATH_MAX];
-
-		snprintf(pattern, sizeof(pattern), "%s/plugvm-*.qmp", dirs[i]);
-		if (glob(pattern, 0, NULL, &g) == 0) {
-			if (g.gl_pathc > 1) {
-				globfree(&g);
-				die(EXIT_USAGE, "several VMs in %s: say which with -s PATH",
-				    dirs[i]);
+	/* Where plugvm puts its default socket (control.c): $XDG_RUNTIME_DIR, else /tmp. */
+	if (!dir || !*dir)
+		dir = "/tmp";
+	snprintf(pattern, sizeof(pattern), "%s/plugvm-*.qmp", dir);
+	if (glob(pattern, 0, NULL, &g) == 0) {
+		for (j = 0; j < g.gl_pathc && live < 2; j++) {
+			if (!listening(g.gl_pathv[j])) {
+				stale++;
+				continue;
 			}
-			snprintf(path, sizeof(path), "%s", g.gl_pathv[0]);
-			globfree(&g);
-			return path;
+			if (!live++)
+				snprintf(path, sizeof(path), "%s", g.gl_pathv[j]);
 		}
+		globfree(&g);
 	}
-	die(EXIT_USAGE, "no plugvm QMP socket found: start plugvm, or give -s PATH");
+	if (live > 1)
+		die(EXIT_USAGE, "several VMs in %s: say which with -s PATH", dir);
+	if (live)
+		return path;
+	if (stale)
+		die(EXIT_CONN,
+		    "no running plugvm found in %s (%zu plugvm-*.qmp file%s nobody listens on: "
+		    "left by killed VMs): start plugvm, or give -s PATH",
+		    dir, stale, stale == 1 ? "" : "s");
+	die(EXIT_CONN, "no plugvm QMP socket in %s: start plugvm, or give -s PATH", dir);
 }
 
 void conn_open(struct conn *c, const char *path)
@@ -181,11 +215,11 @@ void conn_open(struct conn *c, const char *path)
 	strcpy(addr.sun_path, path);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-		die(EXIT_USAGE, "cannot connect to %s: %s", path, strerror(errno));
+		die(EXIT_CONN, "cannot connect to %s: %s", path, strerror(errno));
 	c->events = json_object_new_array();
 	greeting = recv_msg(c, now_ms() + c->timeout_ms);
 	if (!greeting || !json_object_object_get_ex(greeting, "QMP", NULL))
-		die(EXIT_USAGE, "%s does not speak QMP", path);
+		die(EXIT_CONN, "%s does not speak QMP", path);
 	json_object_put(greeting);
 	ret = conn_cmd(c, "qmp_capabilities", NULL);
 	json_object_put(ret);

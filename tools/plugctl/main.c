@@ -40,10 +40,12 @@ static const char usage[] =
     "  qmp JSON         send one QMP command as given, print the reply\n"
     "\n"
     "  -s, --socket PATH   the VM's QMP socket (default: $PLUGVM_QMP, else the only\n"
-    "                      plugvm-*.qmp in $XDG_RUNTIME_DIR or /tmp)\n"
+    "                      plugvm-*.qmp someone listens on in $XDG_RUNTIME_DIR, or /tmp)\n"
     "  -j, --json          print QMP values as JSON\n"
-    "  -t, --timeout SECS  how long to wait for the guest (default 60)\n"
-    "  -h, --help, -V, --version\n";
+    "  -t, --timeout SECS  how long to wait for the VM or the guest (default 60)\n"
+    "  -h, --help, -V, --version\n"
+    "\n"
+    "Exit status: 0 done, 1 the VM or the guest said no, 2 bad usage, 3 no VM reached.\n";
 
 bool json_out;
 
@@ -89,7 +91,7 @@ static int cmd_quit(struct conn *c, char **argv)
 	(void)argv;
 	json_object_put(conn_cmd(c, "quit", NULL));
 	if (!json_out)
-		printf("quit\n");
+		printf("the VM is stopping\n");
 	return 0;
 }
 

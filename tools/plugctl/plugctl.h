@@ -2,7 +2,8 @@
 /*
  * plugctl's parts: the QMP connection (conn.c), what it prints (print.c), its commands
  * (cmd_cpus.c, cmd_cpuhp.c) and the table that names them (main.c). Exit status 0 done,
- * 1 the VM or the guest said no, 2 bad usage or no connection.
+ * 1 the VM or the guest said no, 2 bad usage, 3 no VM reached (no socket, nobody listening,
+ * not QMP, the connection lost).
  */
 #ifndef PLUGVM_TOOLS_PLUGCTL_H
 #define PLUGVM_TOOLS_PLUGCTL_H
@@ -13,6 +14,7 @@
 
 #define EXIT_NO	   1
 #define EXIT_USAGE 2
+#define EXIT_CONN  3
 
 /* --json: print QMP values instead of tables and sentences. */
 extern bool json_out;
@@ -37,7 +39,11 @@ struct conn {
 /* CLOCK_MONOTONIC in ms. */
 int64_t now_ms(void);
 
-/* $PLUGVM_QMP, else the only plugvm-*.qmp in $XDG_RUNTIME_DIR or /tmp; dies otherwise. */
+/*
+ * $PLUGVM_QMP, else the only plugvm-*.qmp that someone listens on in $XDG_RUNTIME_DIR, or
+ * /tmp without it (where plugvm puts them): sockets left by killed VMs are skipped. Dies (EXIT_CONN) when there is none,
+ * (EXIT_USAGE) when there are several.
+ */
 const char *conn_default_socket(void);
 /* Connect to the VM's socket at `path` and negotiate capabilities; dies on failure. */
 void conn_open(struct conn *c, const char *path);

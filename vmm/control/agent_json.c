@@ -164,6 +164,17 @@ struct json_object *agent_json_state_event(const struct agent_states *t,
 	return o;
 }
 
+/* The guest's lock validator report types (plugvm_agent.h), as QMP names them. */
+static const char *lockdep_type_name(uint32_t type)
+{
+	static const char *const names[] = {
+		"inversion", "recursion", "bad-release",  "not-held",
+		"held",	     "overflow",  "classes-full", "deps-full"
+	};
+
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
+}
+
 struct json_object *agent_json_lockdep_event(struct plugvm_agent_ev_lockdep *e)
 {
 	struct json_object *o = json_object_new_object();
@@ -171,7 +182,8 @@ struct json_object *agent_json_lockdep_event(struct plugvm_agent_ev_lockdep *e)
 	agent_str_clean(e->lock, sizeof(e->lock));
 	agent_str_clean(e->held, sizeof(e->held));
 	json_object_object_add(o, "cpu", json_object_new_int((int)e->cpu));
-	json_object_object_add(o, "type", json_object_new_int((int)e->type));
+	json_object_object_add(o, "type", json_object_new_string(lockdep_type_name(e->type)));
+	json_object_object_add(o, "type-id", json_object_new_int64(e->type));
 	json_object_object_add(o, "lock", json_object_new_string(e->lock));
 	json_object_object_add(o, "held", json_object_new_string(e->held));
 	return o;

@@ -20,6 +20,12 @@ const char *agent_states_name(const struct agent_states *t, int id, char *buf, s
 	return buf;
 }
 
+bool agent_states_can_rest(const struct agent_states *t, int id)
+{
+	return id >= 0 && (uint32_t)id < t->nr && t->st[id].name[0] &&
+	       (t->st[id].flags & PLUGVM_AGENT_STATE_CAN_REST);
+}
+
 void agent_states_add(const struct agent_states *t, struct json_object *o, const char *key, int id)
 {
 	char buf[16], idkey[32];

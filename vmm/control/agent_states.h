@@ -27,6 +27,9 @@ void agent_states_set(struct agent_states *t, const struct plugvm_agent_state *s
 /* The name of state `id`, or its number written to `buf` when the table does not know it. */
 const char *agent_states_name(const struct agent_states *t, int id, char *buf, size_t len);
 
+/* State `id` is in the table and a CPU may rest there (a cpuhp-set-target target). */
+bool agent_states_can_rest(const struct agent_states *t, int id);
+
 /* o[key] = the name of state `id`, o["key-id"] = id. */
 void agent_states_add(const struct agent_states *t, struct json_object *o, const char *key, int id);
 

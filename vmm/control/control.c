@@ -167,33 +167,149 @@ void control_dispatch(struct vm *vm)
 		qmp_server_dispatch(vm->qmp);
 }
 
+/* QEMU's run state names for the VM's. */
+static const char *run_state_name(struct vm *vm)
+{
+	if (vm_stopping(vm))
+		return "shutdown";
+	switch (cpus_run_state(vm->cpus)) {
+	case CPUS_PRELAUNCH:
+		return "prelaunch";
+	case CPUS_PAUSED:
+		return "paused";
+	default:
+		return "running";
+	}
+}
+
 static struct json_object *query_status(void *ctx, struct json_object *args, struct qmp_error *err)
 {
 	struct vm *vm = ctx;
 	struct json_object *r = json_object_new_object();
-	bool stopping = vm_stopping(vm), running = !stopping && cpus_started(vm->cpus);
-	const char *status = stopping ? "shutdown" : running ? "running" : "prelaunch";
+	const char *status = run_state_name(vm);
 
 	(void)args;
 	(void)err;
 	json_object_object_add(r, "status", json_object_new_string(status));
 	json_object_object_add(r, "singlestep", json_object_new_boolean(false));
-	json_object_object_add(r, "running", json_object_new_boolean(running));
+	json_object_object_add(r, "running", json_object_new_boolean(!strcmp(status, "running")));
 	return r;
 }
 
-/* -S: start the boot vCPUs (QEMU's `cont`; a running VM just stays running). */
+/* QEMU's `cont`: after -S or `stop` the vCPUs run (RESUME); a running VM stays so. */
 static struct json_object *cmd_cont(void *ctx, struct json_object *args, struct qmp_error *err)
 {
 	struct vm *vm = ctx;
 
 	(void)args;
-	if (!cpus_started(vm->cpus)) {
-		if (cpus_start_boot(vm->cpus))
-			qmp_error_set(err, "GenericError", "cannot start the vCPUs");
-		else
-			qmp_server_event(vm->qmp, "RESUME", NULL);
+	(void)err;
+	if (cpus_resume(vm->cpus))
+		qmp_server_event(vm->qmp, "RESUME", NULL);
+	return NULL;
+}
+
+/* QEMU's `stop`: every vCPU leaves the guest, the reply when they did (STOP). */
+static struct json_object *cmd_stop(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	struct vm *vm = ctx;
+
+	(void)args;
+	if (cpus_run_state(vm->cpus) != CPUS_RUNNING)
+		return NULL; /* QEMU: stopping a stopped VM does nothing */
+	if (cpus_pause(vm->cpus))
+		qmp_error_set(err, "GenericError",
+			      "a vCPU did not stop within %d ms (the VM counts as paused)",
+			      CPUS_PAUSE_TIMEOUT_MS);
+	qmp_server_event(vm->qmp, "STOP", NULL);
+	return NULL;
+}
+
+/* QEMU's system_reset: the main loop resets the machine (RESET), the guest boots again. */
+static struct json_object *system_reset(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	(void)args;
+	(void)err;
+	vm_request_reset(ctx);
+	return NULL;
+}
+
+void control_reset_done(struct vm *vm)
+{
+	struct json_object *data;
+
+	if (!vm->qmp)
+		return;
+	data = json_object_new_object();
+	json_object_object_add(data, "guest", json_object_new_boolean(false));
+	json_object_object_add(data, "reason", json_object_new_string("host-qmp-system-reset"));
+	qmp_server_event(vm->qmp, "RESET", data);
+}
+
+/* HMP's `info cpus`, as QEMU 7.2 prints it (the monitor's CPU is the first one). */
+static struct json_object *hmp_info_cpus(struct vm *vm)
+{
+	struct printbuf *pb = printbuf_new();
+	struct json_object *r;
+	bool first = true;
+	unsigned i;
+
+	for (i = 0; pb && i < vm->cfg->max_cpus; i++) {
+		if (!cpus_present(vm->cpus, i))
+			continue;
+		sprintbuf(pb, "%c CPU #%u: thread_id=%d\r\n", first ? '*' : ' ', i,
+			  (int)cpus_tid(vm->cpus, i));
+		first = false;
 	}
+	r = json_object_new_string(pb && pb->buf ? pb->buf : "");
+	printbuf_free(pb);
+	return r;
+}
+
+/* HMP's `info status`, as QEMU prints it. */
+static struct json_object *hmp_info_status(struct vm *vm)
+{
+	char text[64];
+	const char *s = run_state_name(vm);
+
+	if (!strcmp(s, "running"))
+		snprintf(text, sizeof(text), "VM status: running\r\n");
+	else if (!strcmp(s, "paused"))
+		snprintf(text, sizeof(text), "VM status: paused\r\n");
+	else
+		snprintf(text, sizeof(text), "VM status: paused (%s)\r\n", s);
+	return json_object_new_string(text);
+}
+
+static const struct qmp_arg hmp_args[] = {
+	{ "command-line", json_type_string, true },
+	{ "cpu-index", json_type_int, false },
+	{ NULL, json_type_null, false },
+};
+
+/*
+ * QEMU's human-monitor-command, for what clients ask of it most (`virsh qemu-monitor-command
+ * --hmp`): `info cpus` and `info status`. Anything else fails with CommandNotFound.
+ */
+static struct json_object *human_monitor_command(void *ctx, struct json_object *args,
+						 struct qmp_error *err)
+{
+	struct vm *vm = ctx;
+	struct json_object *o;
+	char words[2][16] = { "", "" };
+	const char *line;
+
+	json_object_object_get_ex(args, "command-line", &o);
+	line = json_object_get_string(o);
+	if (sscanf(line, " %15s %15s", words[0], words[1]) >= 1 && !strcmp(words[0], "info")) {
+		if (!strcmp(words[1], "cpus"))
+			return hmp_info_cpus(vm);
+		if (!strcmp(words[1], "status"))
+			return hmp_info_status(vm);
+	}
+	qmp_error_set(err, "CommandNotFound",
+		      "The HMP command '%.64s' is not supported: plugvm answers 'info cpus' and "
+		      "'info status' only",
+		      line);
 	return NULL;
 }
 
@@ -478,6 +594,8 @@ static struct json_object *query_commands(void *ctx, struct json_object *args,
 static const struct qmp_command base_commands[] = {
 	{ "query-status", query_status, NULL },
 	{ "cont", cmd_cont, NULL },
+	{ "stop", cmd_stop, NULL },
+	{ "human-monitor-command", human_monitor_command, hmp_args },
 	{ "query-version", query_version, NULL },
 	{ "query-commands", query_commands, NULL },
 	{ "query-cpus-fast", query_cpus_fast, NULL },
@@ -485,6 +603,7 @@ static const struct qmp_command base_commands[] = {
 	{ "device_add", device_add, device_add_args },
 	{ "device_del", device_del, device_del_args },
 	{ "system_powerdown", system_powerdown, NULL },
+	{ "system_reset", system_reset, NULL },
 	{ "quit", cmd_quit, NULL },
 	{ NULL, NULL, NULL },
 };

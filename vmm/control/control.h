@@ -27,6 +27,9 @@ int control_fd(const struct vm *vm);
 /* Accept clients, run their commands, send replies and events. Main thread. */
 void control_dispatch(struct vm *vm);
 
+/* The machine was reset (QMP system_reset): the RESET event. Main thread. */
+void control_reset_done(struct vm *vm);
+
 /* Free what the control socket kept (after machine_run()). */
 void control_free(struct vm *vm);
 

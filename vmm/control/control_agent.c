@@ -156,6 +156,23 @@ static struct json_object *cpuhp_set_target(void *ctx, struct json_object *args,
 
 	if (!cpu_state_args(vm, args, "cpuhp-set-target", false, &cpu, &state, err))
 		return NULL;
+	/* What the guest would refuse with a bare -EINVAL, said with its reason. */
+	if (cpu == 0) {
+		qmp_error_set(
+		    err, "GenericError",
+		    "cpu 0 is the boot CPU: it stays online (any other CPU can be moved)");
+		return NULL;
+	}
+	if (!agent_states_can_rest(&control_agent_get(vm)->states, state)) {
+		char buf[16];
+
+		qmp_error_set(
+		    err, "GenericError",
+		    "state '%s' is not one a CPU can rest in (query-cpuhp-states: "
+		    "can-rest)",
+		    agent_states_name(&control_agent_get(vm)->states, state, buf, sizeof(buf)));
+		return NULL;
+	}
 	if (agent_target_pending(vm, (uint32_t)cpu)) {
 		qmp_error_set(err, "GenericError", "cpu %d is already moving to a target", cpu);
 		return NULL;

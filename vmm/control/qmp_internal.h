@@ -21,10 +21,12 @@ struct qmp_session {
 	bool negotiated;
 	bool closing; /* ends: no more input taken; the dispatcher closes it (reap()) */
 	bool gone; /* closing, and its output is dropped: peer gone or over QMP_MAX_OUTPUT */
+	bool input_ended; /* the peer shut down its side: answer what it sent, then close */
+	unsigned nr_deferred; /* its commands whose replies are still to come */
 	char *out;
 	size_t out_len, out_cap;
 	int fd; /* -1: no socket (unit tests) */
-	bool want_out; /* EPOLLOUT is armed */
+	uint32_t epoll_events; /* what epoll watches for it now */
 	uint32_t subscribed; /* optional events asked for (qmp_subscribe) */
 	uint64_t serial; /* names the session for deferred replies */
 	struct qmp_session *next;
@@ -84,6 +86,14 @@ void qmp_session_append(struct qmp_session *c, const char *text, size_t len);
  * dispatcher closes it (qmp_server.c's reap()), never a caller still inside the session.
  */
 void qmp_session_drop(struct qmp_session *c);
+/*
+ * The peer sent its last byte (a half-close, as `socat` or a shell pipe does): what it sent
+ * is still answered, deferred replies and the events until then included; the session is
+ * done once nothing is left to send (qmp_session_done()).
+ */
+void qmp_session_end_input(struct qmp_session *c);
+/* An ended input whose every reply went out: the dispatcher may close it. */
+bool qmp_session_done(const struct qmp_session *c);
 
 /* ---- qmp_events.c ---- */
 

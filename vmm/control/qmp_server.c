@@ -174,6 +174,8 @@ static void client_close(struct qmp_server *s, struct qmp_session *c)
  */
 static void client_flush(struct qmp_server *s, struct qmp_session *c)
 {
+	uint32_t want;
+
 	while (c->out_len && !c->gone) {
 		ssize_t n = send(c->fd, c->out, c->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
 
@@ -189,18 +191,19 @@ static void client_flush(struct qmp_server *s, struct qmp_session *c)
 	}
 	if (c->closing)
 		return; /* closed by reap(): no need to watch it any more */
-	if (!!c->out_len != c->want_out) {
-		struct epoll_event ev = { .events = EPOLLIN | (c->out_len ? EPOLLOUT : 0),
-					  .data.ptr = c };
+	want = (c->input_ended ? 0 : EPOLLIN) | (c->out_len ? EPOLLOUT : 0);
+	if (want != c->epoll_events) {
+		struct epoll_event ev = { .events = want, .data.ptr = c };
 
-		c->want_out = c->out_len != 0;
+		c->epoll_events = want;
 		epoll_ctl(s->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 	}
 }
 
 /*
- * Close every session that is closing: after one last attempt to send what it queued
- * (a final error reply), unless it is gone. Called where no session is in use.
+ * Close every session that is closing, after one last attempt to send what it queued (a
+ * final error reply) unless it is gone, and every half-closed one that got all its replies.
+ * Called where no session is in use.
  */
 static void reap(struct qmp_server *s)
 {
@@ -208,7 +211,7 @@ static void reap(struct qmp_server *s)
 
 	for (c = s->clients; c; c = next) {
 		next = c->next;
-		if (!c->closing)
+		if (!qmp_session_done(c))
 			continue;
 		client_flush(s, c);
 		client_close(s, c);
@@ -244,6 +247,7 @@ static void client_accept(struct qmp_server *s)
 			continue;
 		}
 		c->fd = fd;
+		c->epoll_events = EPOLLIN;
 		c->next = s->clients;
 		s->clients = c;
 		s->nr_clients++;
@@ -256,16 +260,20 @@ static void client_read(struct qmp_server *s, struct qmp_session *c)
 	static char buf[READ_CHUNK];
 	size_t total = 0;
 
-	while (total < READ_BUDGET && !c->closing) {
+	while (total < READ_BUDGET && !c->closing && !c->input_ended) {
 		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
-		if (n <= 0) { /* EOF or error: whatever was half sent is dropped */
+		if (n < 0) { /* an error: the peer is gone, with what it half sent */
 			qmp_session_drop(c);
 			return;
+		}
+		if (n == 0) { /* its end of input: it still gets every reply (QEMU's way) */
+			qmp_session_end_input(c);
+			break;
 		}
 		qmp_session_input(c, buf, (size_t)n);
 		total += (size_t)n;
@@ -318,7 +326,9 @@ void qmp_server_dispatch(struct qmp_server *s)
 			;
 		if (!c || c->closing)
 			continue;
-		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		if (c->input_ended && (evs[i].events & (EPOLLHUP | EPOLLERR)))
+			qmp_session_drop(c); /* half-closed, then closed: nobody reads replies */
+		else if (!c->input_ended && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 			client_read(s, c);
 		else
 			client_flush(s, c);

@@ -67,6 +67,19 @@ void qmp_session_drop(struct qmp_session *c)
 	c->out_len = 0;
 }
 
+void qmp_session_end_input(struct qmp_session *c)
+{
+	/* A request cut short by the end of input is lost, as at a disconnect. */
+	json_tokener_reset(c->tok);
+	c->pending = 0;
+	c->input_ended = true;
+}
+
+bool qmp_session_done(const struct qmp_session *c)
+{
+	return c->closing || (c->input_ended && !c->nr_deferred && !c->out_len);
+}
+
 void qmp_session_append(struct qmp_session *c, const char *text, size_t len)
 {
 	if (c->closing)
@@ -347,7 +360,7 @@ void qmp_session_input(struct qmp_session *c, const char *buf, size_t len)
 {
 	size_t off = 0;
 
-	while (off < len && !c->closing) {
+	while (off < len && !c->closing && !c->input_ended) {
 		struct json_object *obj;
 		enum json_tokener_error jerr;
 		size_t chunk = len - off, used;
@@ -448,6 +461,7 @@ struct qmp_deferred *qmp_defer(struct qmp_server *s)
 	d->serial = s->current->serial;
 	d->id = s->current_id ? json_object_get(s->current_id) : NULL;
 	s->deferred = true;
+	s->current->nr_deferred++;
 	return d;
 }
 
@@ -459,6 +473,7 @@ void qmp_deferred_return(struct qmp_deferred *d, struct json_object *ret,
 	for (c = d->s->sessions; c && c->serial != d->serial; c = c->all_next)
 		;
 	if (c) {
+		c->nr_deferred--;
 		if (err && err->class) {
 			reply_error(c, d->id, err->class, err->desc);
 		} else {

@@ -33,6 +33,20 @@ int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigne
 	return 0;
 }
 
+void acpi_cpu_hotplug_reset(struct acpi_cpu_hotplug *d, unsigned nr_present)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&d->lock);
+	for (i = 0; i < d->nr_slots; i++)
+		d->slots[i] = (struct acpi_cpu_hotplug_slot){ .present = i < nr_present };
+	d->modern = d->nr_slots > 8 * ACPI_CPU_HOTPLUG_LEGACY_LEN;
+	d->selector = 0;
+	d->command = 0;
+	d->ost_event = 0;
+	pthread_mutex_unlock(&d->lock);
+}
+
 void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d)
 {
 	if (!d->slots)

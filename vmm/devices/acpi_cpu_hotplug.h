@@ -77,6 +77,8 @@ struct acpi_cpu_hotplug {
 int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigned nr_present,
 			  const struct acpi_cpu_hotplug_ops *ops);
 void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d);
+/* Back to power-on state (system_reset): the first `nr_present` present, no events. */
+void acpi_cpu_hotplug_reset(struct acpi_cpu_hotplug *d, unsigned nr_present);
 
 /* Put the block on the I/O bus at PLUGVM_PORT_CPUHP. Before vCPUs run. Returns 0 or -errno. */
 int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio);

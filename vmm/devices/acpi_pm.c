@@ -218,6 +218,19 @@ int acpi_pm_init(struct vm *vm)
 	return 0;
 }
 
+void acpi_pm_reset(struct vm *vm)
+{
+	struct acpi_pm *pm = vm->pm;
+
+	pthread_mutex_lock(&pm->lock);
+	pm->pm1_sts = pm->pm1_en = 0;
+	pm->pm1_cnt = PLUGVM_PM1_CNT_SCI_EN;
+	memset(pm->gpe_sts, 0, sizeof(pm->gpe_sts));
+	memset(pm->gpe_en, 0, sizeof(pm->gpe_en));
+	update_sci(pm);
+	pthread_mutex_unlock(&pm->lock);
+}
+
 void acpi_pm_exit(struct vm *vm)
 {
 	if (!vm->pm)

@@ -13,6 +13,8 @@ struct vm;
  */
 int acpi_pm_init(struct vm *vm);
 void acpi_pm_exit(struct vm *vm);
+/* Back to power-on state (system_reset): no event latched or enabled, SCI low. */
+void acpi_pm_reset(struct vm *vm);
 /* Latch GPE0 status bit `bit` and update the SCI. Thread-safe. */
 void acpi_pm_raise_gpe(struct vm *vm, unsigned bit);
 /* Press the power button (PM1 PWRBTN_STS) and update the SCI. Thread-safe. */

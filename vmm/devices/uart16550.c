@@ -231,6 +231,19 @@ int uart_init(struct vm *vm)
 	return 0;
 }
 
+void uart_reset(struct vm *vm)
+{
+	struct uart *u = vm->uart;
+
+	pthread_mutex_lock(&u->lock);
+	u->ier = u->mcr = u->scr = u->fcr = u->dll = u->dlm = u->lsr_err = 0;
+	u->lcr = 0x03; /* 8N1 */
+	u->thr_ipending = 0;
+	u->rx_head = u->rx_count = 0;
+	update_irq(u);
+	pthread_mutex_unlock(&u->lock);
+}
+
 void uart_exit(struct vm *vm)
 {
 	if (!vm->uart)

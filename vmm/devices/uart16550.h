@@ -13,6 +13,8 @@ struct vm;
 /* 16550A UART at COM1 (0x3f8, IRQ 4): output to vm->console; input via uart_rx(). */
 int uart_init(struct vm *vm);
 void uart_exit(struct vm *vm);
+/* Back to power-on state (system_reset): registers, pending input dropped, IRQ low. */
+void uart_reset(struct vm *vm);
 /* Queue bytes typed on the console for the guest. Returns bytes taken (drops on overrun). */
 size_t uart_rx(struct vm *vm, const uint8_t *buf, size_t len);
 

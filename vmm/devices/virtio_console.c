@@ -227,6 +227,14 @@ int virtio_devices_init(struct vm *vm)
 	return 0;
 }
 
+void virtio_devices_reset(struct vm *vm)
+{
+	unsigned i;
+
+	for (i = 0; vm->virtio && i < vm->virtio->nr; i++)
+		virtio_mmio_reset(&vm->virtio->con[i].dev);
+}
+
 void virtio_devices_exit(struct vm *vm)
 {
 	struct virtio_devices *vd = vm->virtio;

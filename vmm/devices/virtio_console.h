@@ -19,6 +19,8 @@ struct vm;
  */
 int virtio_devices_init(struct vm *vm);
 void virtio_devices_exit(struct vm *vm);
+/* Reset every device as its driver would (system_reset; the agent's session ends). */
+void virtio_devices_reset(struct vm *vm);
 /* The guest command-line words that announce the devices (" virtio_mmio.device=..."). */
 int virtio_devices_cmdline(const struct vm *vm, char *buf, size_t len);
 /* The guest's virtio console takes input (its receiveq is live). Any thread. */

@@ -71,6 +71,13 @@ static void device_reset(struct virtio_mmio *d)
 		d->ops->reset(d);
 }
 
+void virtio_mmio_reset(struct virtio_mmio *d)
+{
+	pthread_mutex_lock(&d->lock);
+	device_reset(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
 void virtio_mmio_fail(struct virtio_mmio *d, const char *fmt, ...)
 {
 	char msg[160];

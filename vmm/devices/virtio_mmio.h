@@ -85,6 +85,9 @@ void virtio_mmio_init(struct virtio_mmio *d, const char *name, const struct virt
 		      void (*set_irq)(void *irq_opaque, int level), void *irq_opaque);
 void virtio_mmio_destroy(struct virtio_mmio *d);
 
+/* What a driver's status 0 does (system_reset): configuration forgotten, IRQ low. Takes the lock. */
+void virtio_mmio_reset(struct virtio_mmio *d);
+
 /* A register access (bus_handler_fn shape). Takes the lock. */
 void virtio_mmio_access(struct virtio_mmio *d, uint64_t offset, uint8_t *data, unsigned size,
 			bool is_write);

@@ -59,6 +59,32 @@ void *acpi_os_map(uint64_t pa, uint64_t len)
 	return (void *)(uintptr_t)pa;
 }
 
+/* Say how much RAM the memory map offers that this kernel leaves alone (all but `used`). */
+static void unused_ram_warning(unsigned used)
+{
+	uint64_t above = 0, other = 0;
+	unsigned i;
+
+	for (i = 0; i < memmap_entries; i++) {
+		uint64_t start = memmap[i].addr, end = start + memmap[i].size;
+
+		if (memmap[i].type != PLUGVM_PVH_MEMMAP_RAM || memmap[i].size < (1u << 20))
+			continue;
+		if (end > (1ull << 32))
+			above += end - (start > (1ull << 32) ? start : (1ull << 32));
+		if (i != used && start < (1ull << 32))
+			other += (end < (1ull << 32) ? end : (1ull << 32)) - start;
+	}
+	if (above)
+		pr_warn("mm: %lu MiB of RAM above 4 GiB not used (this kernel maps the first "
+			"4 GiB only)\n",
+			(unsigned long)(above >> 20));
+	if (other)
+		pr_warn("mm: %lu MiB of RAM below 4 GiB not used (only the region holding the "
+			"kernel is)\n",
+			(unsigned long)(other >> 20));
+}
+
 /* The RAM entry holding the kernel, clipped to the identity map. */
 static void memory_init(void)
 {
@@ -73,6 +99,7 @@ static void memory_init(void)
 		if (end > (1ull << 32))
 			end = 1ull << 32;
 		mm_init((uintptr_t)kend, (uintptr_t)end);
+		unused_ram_warning(i);
 		return;
 	}
 	panic("no RAM entry in the memory map holds the kernel end %#lx", (unsigned long)kend);

@@ -33,6 +33,11 @@ WEAK bool vm_stopping(struct vm *vm)
 	return false;
 }
 
+WEAK void vm_request_reset(struct vm *vm)
+{
+	(void)vm;
+}
+
 /* ---- KVM's interrupt lines and --chaos ---- */
 WEAK int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
 {
