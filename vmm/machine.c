@@ -234,6 +234,30 @@ static int event_loop(struct vm *vm, int sig_fd)
 	return 0;
 }
 
+/*
+ * --domain's <vcpus> entries enabled and hotpluggable: hot-added before any vCPU runs, as
+ * libvirt does with device_add on a paused QEMU; the guest's ACPI driver finds them when it
+ * starts. 0, or -1 (logged).
+ */
+static int add_start_cpus(struct vm *vm)
+{
+	unsigned i;
+
+	for (i = 0; i < vm->cfg->nr_start_hotplug; i++) {
+		unsigned slot = vm->cfg->start_hotplug[i];
+		char id[24];
+		int ret;
+
+		snprintf(id, sizeof(id), "vcpu%u", slot);
+		ret = cpus_add(vm->cpus, slot, id);
+		if (ret) {
+			log_error("<vcpus>: hot-adding vCPU %u at start: %s", slot, strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int machine_run(struct vm *vm)
 {
 	sigset_t mask;
@@ -252,7 +276,7 @@ int machine_run(struct vm *vm)
 		return PLUGVM_EXIT_SETUP;
 	}
 
-	if (control_start(vm)) {
+	if (control_start(vm) || add_start_cpus(vm)) {
 		close(sig_fd);
 		return PLUGVM_EXIT_SETUP;
 	}

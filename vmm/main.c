@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "domain_xml.h"
 #include "exitcode.h"
 #include "log.h"
 #include "machine.h"
 #include "plugvm_abi.h"
+#include "rt_tune.h"
 #include "version.h"
 #include "vm.h"
 
@@ -56,6 +58,36 @@ int main(int argc, char **argv)
 	case CONFIG_RUN:
 		break;
 	}
+	log_set_level(levels[cfg.verbosity + 1]); /* -q quiets the document's warnings too */
+	if (cfg.domain_path) {
+		/* The document first, then every flag again over it: the flags win. */
+		struct vm_config doc;
+		int ret;
+
+		config_defaults(&doc);
+		ret = domain_xml_load(&doc, cfg.domain_path, err, sizeof(err));
+		if (!ret && config_apply_args(&doc, argc, argv, err, sizeof(err)) != CONFIG_RUN)
+			ret = -EINVAL;
+		config_free(&cfg);
+		cfg = doc;
+		/* An --smp over the document must still leave room for <vcpus>' hot-adds. */
+		for (unsigned i = 0; !ret && i < cfg.nr_start_hotplug; i++)
+			if (cfg.start_hotplug[i] < cfg.nr_cpus ||
+			    cfg.start_hotplug[i] >= cfg.max_cpus) {
+				snprintf(
+				    err, sizeof(err),
+				    "%s: <vcpus> hot-adds vCPU %u at start, which --smp %u,maxcpus=%u "
+				    "makes a boot CPU or takes away",
+				    cfg.domain_path, cfg.start_hotplug[i], cfg.nr_cpus,
+				    cfg.max_cpus);
+				ret = -EINVAL;
+			}
+		if (ret) {
+			log_error("%s", err);
+			config_free(&cfg);
+			return ret == -ENOMEM ? PLUGVM_EXIT_SETUP : PLUGVM_EXIT_USAGE;
+		}
+	}
 	log_set_level(levels[cfg.verbosity + 1]);
 	if (!cfg.kernel_path && !(cfg.kernel_path = default_kernel())) {
 		log_error("out of memory");
@@ -63,6 +95,16 @@ int main(int argc, char **argv)
 		return PLUGVM_EXIT_SETUP;
 	}
 
+	/* <cputune>/<memoryBacking>: checked, then the main thread pinned before any other. */
+	if (rt_tune_check(&cfg.rt, err, sizeof(err))) {
+		log_error("%s: %s", cfg.domain_path, err);
+		config_free(&cfg);
+		return PLUGVM_EXIT_USAGE;
+	}
+	if (rt_tune_emulator(&cfg.rt)) {
+		config_free(&cfg);
+		return PLUGVM_EXIT_SETUP;
+	}
 	status = machine_create(&vm, &cfg);
 	if (status == 0)
 		status = machine_run(&vm);

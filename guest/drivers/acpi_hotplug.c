@@ -243,14 +243,18 @@ static const char *arm_power_button(const struct acpi_info *ai)
 			return NULL;
 		ged_sel = (volatile uint32_t *)(uintptr_t)ai->ged_evt_sel; /* identity-mapped */
 		arch_request_irq(ai->ged_gsi, ai->ged_level, ai->ged_active_low, ged_irq, NULL);
+		/* An edge sent before we listened is gone; its selector bit is not. */
+		ged_irq(0, NULL);
 		return "GED";
 	}
 	if (!ai->pm1a_evt_blk || ai->pm1_evt_len < 4)
 		return NULL;
 	pm1_sts_port = ai->pm1a_evt_blk;
 	pm1_en_port = ai->pm1a_evt_blk + ai->pm1_evt_len / 2u;
-	/* A press latched before we listened is stale: clear it, then enable. */
-	outw((uint16_t)pm1_sts_port, PM1_PWRBTN);
+	/*
+	 * A press latched before we listened (`virsh shutdown` during boot) stays latched: the
+	 * level SCI fires as soon as it is enabled, and the guest powers off then.
+	 */
 	outw((uint16_t)pm1_en_port, inw((uint16_t)pm1_en_port) | PM1_PWRBTN);
 	return "PM1";
 }
