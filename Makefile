@@ -25,7 +25,7 @@ endif
 VMM_CONFIG_SRCS := $(addprefix vmm/,config.c config_smp.c config_chaos.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c bus.c \
 	loader.c chaos.c console.c domain_xml.c rt_tune.c) $(VMM_CONFIG_SRCS)
-VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c e820.c cpuid.c regs.c)
+VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c virtio_mmio.c \
 	virtio_console.c)

@@ -32,6 +32,7 @@ const char config_usage[] =
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
     "  --domain FILE.xml      a libvirt domain document (docs/domain-xml.md); the other\n"
     "                         flags override it\n"
+    "  --dump-acpi DIR        debugging: write the ACPI tables to DIR/*.dat (iasl -d)\n"
     "  --chaos[=SPEC]         testing: make the host act loaded; the seed is printed at\n"
     "                         start. SPEC: comma-separated seed=N, stall=V, irq=V, start=V;\n"
     "                         V is off, TIME or P%:TIME (TIME in us|ms|s, at most 1s; P\n"
@@ -122,6 +123,7 @@ enum opt_id {
 	OPT_VIRTIO,
 	OPT_CHAOS,
 	OPT_DOMAIN,
+	OPT_DUMP_ACPI,
 	OPT_VERBOSE,
 	OPT_QUIET,
 	OPT_HELP,
@@ -150,6 +152,7 @@ static const struct opt opts[] = {
 	{ { "virtio" }, OPT_VIRTIO, ARG_REQUIRED },
 	{ { "chaos" }, OPT_CHAOS, ARG_OPTIONAL },
 	{ { "domain" }, OPT_DOMAIN, ARG_REQUIRED },
+	{ { "dump-acpi" }, OPT_DUMP_ACPI, ARG_REQUIRED },
 	{ { "v", "verbose" }, OPT_VERBOSE, ARG_NONE },
 	{ { "q", "quiet" }, OPT_QUIET, ARG_NONE },
 	{ { "h", "help" }, OPT_HELP, ARG_NONE },
@@ -347,6 +350,14 @@ enum config_status config_apply_args(struct vm_config *cfg, int argc, char *cons
 			if (replace_str(&cfg->domain_path, val))
 				goto nomem;
 			break;
+		case OPT_DUMP_ACPI:
+			if (!*val) {
+				config_set_err(err, errlen, "--dump-acpi: empty directory name");
+				return CONFIG_ERROR;
+			}
+			if (replace_str(&cfg->acpi_dump_dir, val))
+				goto nomem;
+			break;
 		case OPT_VERBOSE:
 			if (cfg->verbosity < 2)
 				cfg->verbosity++;
@@ -378,6 +389,8 @@ void config_free(struct vm_config *cfg)
 	free(cfg->uuid);
 	free(cfg->start_hotplug);
 	free(cfg->rt.vcpus);
+	free(cfg->acpi_dump_dir);
+	cfg->acpi_dump_dir = NULL;
 	cfg->kernel_path = NULL;
 	cfg->cmdline = NULL;
 	cfg->qmp_path = NULL;

@@ -80,6 +80,7 @@ struct vm_config {
 	unsigned nr_start_hotplug; /* vCPUs hot-added at start (<vcpus>: enabled hotpluggable) */
 	unsigned *start_hotplug; /* their slots, in <vcpus>' order= */
 	struct rt_config rt; /* <cputune>, <memoryBacking> (rt_tune.c); all zero: none */
+	char *acpi_dump_dir; /* --dump-acpi DIR: write the ACPI tables there (debugging) */
 };
 
 enum config_status {

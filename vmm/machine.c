@@ -34,6 +34,7 @@
 #include "vcpu.h"
 #include "vm.h"
 #include "x86/acpi.h"
+#include "x86/acpi_dump.h"
 #include "x86/boot.h"
 #include "x86/cpu.h"
 #include "x86/layout.h"
@@ -60,6 +61,9 @@ static int load_guest(struct vm *vm)
 			  LAYOUT_ACPI_SIZE >> 10);
 		return PLUGVM_EXIT_SETUP;
 	}
+	if (vm->cfg->acpi_dump_dir &&
+	    acpi_dump(acpi, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, vm->cfg->acpi_dump_dir))
+		return PLUGVM_EXIT_SETUP;
 	{
 		/* The virtio devices announce themselves on the command line (kvmtool's way). */
 		char extra[512], *cmdline;
