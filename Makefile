@@ -32,7 +32,8 @@ VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
 VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \
 	agent_requests.c control_agent.c)
-VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c $(VMM_AGENT_SRCS)
+VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_domain.c \
+	$(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c -lxml2
@@ -53,7 +54,8 @@ $(B)/plugvm: $(VMM_OBJS)
 # ---- tools -----------------------------------------------------------------------------
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm. It
 # shares only vmm/version.h and vmm/utf8.h with the VMM.
-PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c)
+PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c \
+	cmd_virsh.c)
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/tools/%.o: tools/%.c

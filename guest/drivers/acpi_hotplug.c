@@ -175,7 +175,7 @@ static void handle_events(void)
  * CPUs inserted before the driver listened (a paused start with device_add, a device_add
  * during boot, or one made while QEMU's block was still in legacy mode, which leaves no
  * insert event: specs §1.3): present in the block, absent from the kernel's present mask.
- * Each is brought up as if its insert event had just arrived.
+ * Each is brought up as if its insert event had just arrived. Boot thread, at driver start.
  */
 static void reconcile(void)
 {
@@ -200,8 +200,6 @@ static void reconcile(void)
 static int hotplug_thread(void *arg)
 {
 	(void)arg;
-	if (have_block)
-		reconcile();
 	for (;;) {
 		thread_prepare_sleep();
 		if (!__atomic_exchange_n(&sci_pending, 0, __ATOMIC_ACQ_REL) &&
@@ -283,6 +281,13 @@ int acpi_hotplug_start(void)
 			machine);
 	else
 		have_block = true;
+	/*
+	 * Before the thread and the SCI exist, on this (boot) thread: whatever runs after the
+	 * driver's start (self-tests, `halt`) sees these CPUs online. Events that arrive
+	 * meanwhile stay latched for the thread.
+	 */
+	if (have_block)
+		reconcile();
 	hp_thread_ptr = thread_run("acpi-hotplug", hotplug_thread, NULL, HOTPLUG_THREAD_PRIO, 0);
 	if (!hp_thread_ptr)
 		return -ENOMEM;

@@ -27,9 +27,20 @@ def test_example_validates_against_libvirts_schema(path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_plugvm_domain_example_boots_its_cpus(tmp_path):
+PLUGCTL = os.environ.get("PLUGCTL_BIN", os.path.join(ROOT, "build", "plugctl"))
+
+
+def plugctl(sock, *args):
+    r = subprocess.run([PLUGCTL, "-s", sock, *args], capture_output=True, text=True,
+                       timeout=BOOT_TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_plugvm_domain_example_boots_its_cpus_and_plugctl_speaks_virsh(tmp_path):
     # 2 boot vCPUs, vCPU 2 hot-added at start (enabled + hotpluggable), 4 possible; the
-    # document's QMP socket path is overridden by the flag, its cmdline by --append.
+    # document's QMP socket path is overridden by the flag. Then plugctl's virsh words on the
+    # same VM: vcpucount, setvcpus, and dumpxml, which validates and boots again.
     path = str(tmp_path / "qmp.sock")
     with plugvm("--domain", os.path.join(ROOT, "configs/libvirt/plugvm-domain.xml"),
                 "--kernel", GUEST, "--qmp", path) as vm:
@@ -43,8 +54,24 @@ def test_plugvm_domain_example_boots_its_cpus(tmp_path):
             slots = q.cmd("query-hotpluggable-cpus")
             assert [s.get("qom-path") for s in slots if s["props"]["core-id"] == 2] == [
                 "/machine/peripheral/vcpu2"], slots
-            q.cmd("system_powerdown")
+        assert plugctl(path, "vcpucount").split() == ["maximum", "live", "4",
+                                                     "current", "live", "3"]
+        plugctl(path, "setvcpus", "4")
+        assert plugctl(path, "vcpucount").split()[-1] == "4"
+        dumped = tmp_path / "dumped.xml"
+        dumped.write_text(plugctl(path, "dumpxml"))
+        r = subprocess.run(["virt-xml-validate", str(dumped), "domain"], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr + dumped.read_text()
+        plugctl(path, "quit")
         assert vm.wait_exit(timeout=BOOT_TIMEOUT) == 0, vm.transcript()
+    # The dump boots: the same 2 boot CPUs, the 2 others hot-added at start.
+    rc, vm = run_plugvm("--domain", str(dumped), "--qmp", "none", "--append", "halt")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 4 possible CPUs, 2 present"), vm.transcript()
+    for cpu in (2, 3):
+        assert vm.lines(rf"^acpi-hotplug: slot {cpu}: cpu {cpu} online \(0\)$"), \
+            vm.transcript()
 
 
 def _comm(pid, tid):

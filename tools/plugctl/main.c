@@ -34,6 +34,9 @@ static const char usage[] =
     "  fail CPU STATE   fail STATE's callback in CPU's next transition (STATE none: clear)\n"
     "  timers [CPU]     timer wheel statistics per CPU and level\n"
     "  sched [CPU]      run-queue statistics per CPU\n"
+    "  setvcpus N       virsh's word for cpu set N\n"
+    "  vcpucount        maximum and current vCPUs, as virsh prints them\n"
+    "  dumpxml          the running VM as a libvirt domain document (plugvm --domain)\n"
     "  status           the VM's run state\n"
     "  quit             stop the VM\n"
     "  qmp JSON         send one QMP command as given, print the reply\n"
@@ -129,6 +132,9 @@ static const struct command {
 	{ "fail", NULL, 2, 2, "fail CPU STATE", cmd_fail },
 	{ "timers", NULL, 0, 1, "timers [CPU]", cmd_timers },
 	{ "sched", NULL, 0, 1, "sched [CPU]", cmd_sched },
+	{ "setvcpus", NULL, 1, 1, "setvcpus N", cmd_setvcpus },
+	{ "vcpucount", NULL, 0, 0, "vcpucount takes no argument", cmd_vcpucount },
+	{ "dumpxml", NULL, 0, 0, "dumpxml takes no argument", cmd_dumpxml },
 	{ "status", NULL, 0, 0, "status takes no argument", cmd_status },
 	{ "quit", NULL, 0, 0, "quit takes no argument", cmd_quit },
 	{ "qmp", NULL, 1, 1, "qmp takes one JSON argument", cmd_qmp },

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plugctl's parts: the QMP connection (conn.c), what it prints (print.c), its commands
- * (cmd_cpus.c, cmd_cpuhp.c) and the table that names them (main.c). Exit status 0 done,
+ * (cmd_cpus.c, cmd_cpuhp.c, cmd_virsh.c) and the table that names them (main.c). Exit status 0 done,
  * 1 the VM or the guest said no, 2 bad usage or no connection.
  */
 #ifndef PLUGVM_TOOLS_PLUGCTL_H
@@ -81,5 +81,8 @@ int cmd_target(struct conn *c, char **argv);
 int cmd_fail(struct conn *c, char **argv);
 int cmd_timers(struct conn *c, char **argv);
 int cmd_sched(struct conn *c, char **argv);
+int cmd_setvcpus(struct conn *c, char **argv);
+int cmd_vcpucount(struct conn *c, char **argv);
+int cmd_dumpxml(struct conn *c, char **argv);
 
 #endif
