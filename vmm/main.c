@@ -95,6 +95,14 @@ int main(int argc, char **argv)
 		return PLUGVM_EXIT_SETUP;
 	}
 
+	/* A document's <kernel> that is not there: say where it came from and what to do. */
+	if (cfg.domain_path && access(cfg.kernel_path, R_OK)) {
+		log_error("%s: <kernel>%s</kernel>: %s (give --kernel FILE, or print a copy naming "
+			  "this tree's build/guest.elf with scripts/libvirt-domain.sh)",
+			  cfg.domain_path, cfg.kernel_path, strerror(errno));
+		config_free(&cfg);
+		return PLUGVM_EXIT_USAGE;
+	}
 	/* <cputune>/<memoryBacking>: checked, then the main thread pinned before any other. */
 	if (rt_tune_check(&cfg.rt, err, sizeof(err))) {
 		log_error("%s: %s", cfg.domain_path, err);

@@ -136,6 +136,8 @@ GOOD = ("<domain type='kvm'><name>t</name><memory unit='MiB'>64</memory>"
      "</domain>", r"no <os><kernel>"),
     (GOOD.replace("</os>", "</os><devices><disk type='file'/></devices>"),
      r"<devices><disk>: not supported by plugvm"),
+    (GOOD.replace("%s", "/nonexistent/guest.elf"),
+     r"<kernel>/nonexistent/guest.elf</kernel>: No such file or directory \(give --kernel"),
 ])
 def test_bad_documents_are_refused(tmp_path, text, message):
     rc, vm = run_plugvm("--domain", _write(tmp_path, text % GUEST if "%s" in text else text),
