@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The guest under libvirt's QEMU driver, end to end, on `pc` and `q35`: virsh create,
-setvcpus up (the guest brings the CPUs online) and down (it ejects them), shutdown (the
-power button), destroy. libvirtd is started by scripts/libvirt-setup.sh if it is not running,
+setvcpus up to 4 and 8 (the guest brings the CPUs online), setvcpu N --disable and setvcpus
+down to 1 (it ejects them), shutdown (the power button), destroy. libvirtd is started by scripts/libvirt-setup.sh if it is not running,
 and only what this module started is stopped. One domain per machine does the whole life
 (grow first, shrink last: QEMU 7.2 here cannot re-add a CPU it removed)."""
 import os
@@ -91,8 +91,14 @@ def test_libvirt_setvcpus_and_shutdown(libvirtd, tmp_path, machine):
         for cpu in (1, 2, 3):
             d.wait_for(rf"^acpi-hotplug: slot {cpu}: cpu {cpu} online \(0\)$")
         assert d.vcpucount() == {("maximum", "live"): 8, ("current", "live"): 4}
+        virsh("setvcpus", d.name, "8", "--live")
+        for cpu in range(4, 8):
+            d.wait_for(rf"^acpi-hotplug: slot {cpu}: cpu {cpu} online \(0\)$")
+        virsh("setvcpu", d.name, "5", "--disable", "--live")  # one chosen vCPU
+        d.wait_for(r"^acpi-hotplug: slot 5: cpu 5 offline, ejecting \(0\)$")
+        assert d.vcpucount()[("current", "live")] == 7
         virsh("setvcpus", d.name, "1", "--live")
-        for cpu in (1, 2, 3):
+        for cpu in (1, 2, 3, 4, 6, 7):
             d.wait_for(rf"^acpi-hotplug: slot {cpu}: cpu {cpu} offline, ejecting \(0\)$")
         assert d.vcpucount()[("current", "live")] == 1
         virsh("shutdown", d.name)
