@@ -390,7 +390,9 @@ void config_free(struct vm_config *cfg)
 	free(cfg->start_hotplug);
 	free(cfg->rt.vcpus);
 	free(cfg->acpi_dump_dir);
+	free(cfg->console_path);
 	cfg->acpi_dump_dir = NULL;
+	cfg->console_path = NULL;
 	cfg->kernel_path = NULL;
 	cfg->cmdline = NULL;
 	cfg->qmp_path = NULL;

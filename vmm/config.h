@@ -81,6 +81,7 @@ struct vm_config {
 	unsigned *start_hotplug; /* their slots, in <vcpus>' order= */
 	struct rt_config rt; /* <cputune>, <memoryBacking> (rt_tune.c); all zero: none */
 	char *acpi_dump_dir; /* --dump-acpi DIR: write the ACPI tables there (debugging) */
+	char *console_path; /* --domain's <serial type='file'>: guest console output there */
 };
 
 enum config_status {

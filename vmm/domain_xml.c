@@ -402,24 +402,45 @@ static int read_os(struct reader *r, const xmlNode *os)
 	return 0;
 }
 
-/* <serial>/<console>: the guest's console is plugvm's stdio; other types are refused. */
+/*
+ * <serial>/<console>: the guest's console is plugvm's stdio (type='stdio'), or its output
+ * goes to a file (type='file' with <source path=>; input stays on stdin). There is one
+ * console: <serial> and <console> naming different files is an error.
+ */
 static int read_console(struct reader *r, const xmlNode *n)
 {
-	char *type = attr(n, "type");
+	char *type = attr(n, "type"), *path = NULL;
+	const xmlNode *c;
 	int ret = 0;
 
-	if (!type || !strcmp(type, "stdio"))
+	if (!type || !strcmp(type, "stdio")) {
 		;
-	else if (!strcmp(type, "pty"))
+	} else if (!strcmp(type, "pty")) {
 		log_warn("%s: <%s type='pty'>: plugvm's console is its stdio (run it under a "
 			 "terminal or `script` for a pty)",
 			 r->path, n->name);
-	else
+	} else if (!strcmp(type, "file")) {
+		for (c = n->children; c && !path; c = c->next)
+			if (is(c, "source"))
+				path = attr(c, "path");
+		if (!path || !*path)
+			ret = fail(r, "%s: <%s type='file'>: needs <source path='FILE'/>", r->path,
+				   n->name);
+		else if (r->cfg->console_path && strcmp(r->cfg->console_path, path))
+			ret = fail(r,
+				   "%s: <%s type='file'>: %s, but the console already goes to %s "
+				   "(plugvm has one console)",
+				   r->path, n->name, path, r->cfg->console_path);
+		else if (!r->cfg->console_path && !(r->cfg->console_path = strdup(path)))
+			ret = -ENOMEM;
+	} else {
 		ret = fail(r,
 			   "%s: <%s type='%s'>: not supported by plugvm (the console is its "
-			   "stdio: type='stdio')",
+			   "stdio, type='stdio', or a file, type='file')",
 			   r->path, n->name, type);
+	}
 	xmlFree(type);
+	xmlFree(path);
 	return ret;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* plugvm: flags -> config -> machine_run(). The only place that exits. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -95,6 +96,20 @@ int main(int argc, char **argv)
 		return PLUGVM_EXIT_SETUP;
 	}
 
+	/* <serial type='file'>: the guest console's output (plugvm's stdout) goes there. */
+	if (cfg.console_path) {
+		int fd = open(cfg.console_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+			log_error("%s: <serial type='file'> %s: %s", cfg.domain_path,
+				  cfg.console_path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			config_free(&cfg);
+			return PLUGVM_EXIT_USAGE;
+		}
+		close(fd);
+	}
 	/* A document's <kernel> that is not there: say where it came from and what to do. */
 	if (cfg.domain_path && access(cfg.kernel_path, R_OK)) {
 		log_error("%s: <kernel>%s</kernel>: %s (give --kernel FILE, or print a copy naming "

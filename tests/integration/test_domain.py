@@ -158,3 +158,13 @@ def test_flags_override_the_document(tmp_path):
         "</os>", "</os><devices><memballoon model='none'/></devices>")), "--qmp", "none")
     assert rc == 0, vm.transcript()
     assert vm.lines(r"<devices><memballoon>: ignored", stream="stderr"), vm.transcript()
+
+
+def test_serial_file_takes_the_console(tmp_path):
+    log = tmp_path / "serial.log"
+    doc = (GOOD % GUEST).replace("</os>", f"</os><devices><serial type='file'><source path='"
+                                 f"{log}'/></serial></devices>")
+    rc, vm = run_plugvm("--domain", _write(tmp_path, doc), "--qmp", "none")
+    assert rc == 0, vm.transcript()
+    assert "plugvm-guest: 1/1 CPUs online" in log.read_text(), log.read_text()
+    assert not vm.lines(r"CPUs online"), vm.transcript()  # not on stdout any more

@@ -100,6 +100,13 @@ static void test_vcpu_current_without_vcpus(void **state)
 	assert_int_equal(l.cfg.nr_start_hotplug, 0);
 	assert_true(l.cfg.mem_bytes == 128ull << 20);
 	config_free(&l.cfg);
+	/* libvirt's usual pair: <serial> and <console> on the same file. */
+	load(&l, HEAD "<vcpu>1</vcpu>" OS "<devices><serial type='file'><source path='/tmp/s.log'/>"
+		      "</serial><console type='file'><source path='/tmp/s.log'/></console>"
+		      "</devices></domain>");
+	assert_int_equal(l.ret, 0);
+	assert_string_equal(l.cfg.console_path, "/tmp/s.log");
+	config_free(&l.cfg);
 }
 
 static void test_refusals(void **state)
@@ -121,6 +128,12 @@ static void test_refusals(void **state)
 		{ HEAD "<vcpu>2</vcpu>" OS "<devices><serial type='tcp'/></devices></domain>",
 		  "<serial type='tcp'>" },
 		{ HEAD "<vcpu>2</vcpu>" OS "<iothreads>2</iothreads></domain>", "<iothreads>" },
+		{ HEAD "<vcpu>2</vcpu>" OS "<devices><serial type='file'/></devices></domain>",
+		  "needs <source path=" },
+		{ HEAD "<vcpu>2</vcpu>" OS
+		       "<devices><serial type='file'><source path='/a'/></serial>"
+		       "<console type='file'><source path='/b'/></console></devices></domain>",
+		  "plugvm has one console" },
 		{ "<domain type='kvm'><memory unit='parsec'>1</memory><vcpu>1</vcpu>" OS
 		  "</domain>",
 		  "unit='parsec'" },

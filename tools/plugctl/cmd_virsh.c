@@ -93,7 +93,7 @@ int cmd_dumpxml(struct conn *c, char **argv)
 	struct json_object *d = conn_cmd(c, "query-plugvm-domain", NULL);
 	const char *name = get_str(d, "name", NULL), *uuid = get_str(d, "uuid", NULL);
 	const char *kernel = get_str(d, "kernel", NULL), *cmdline = get_str(d, "cmdline", NULL);
-	const char *qmp = get_str(d, "qmp", NULL);
+	const char *qmp = get_str(d, "qmp", NULL), *console = get_str(d, "console-file", NULL);
 	int64_t mem = get_i64(d, "memory-bytes");
 	static unsigned char on[MAX_SLOTS], boot[MAX_SLOTS];
 	size_t present, n, i, nboot;
@@ -140,8 +140,15 @@ int cmd_dumpxml(struct conn *c, char **argv)
 	    get_int(d, "topology", "sockets"), get_int(d, "topology", "dies"),
 	    get_int(d, "topology", "cores"), get_int(d, "topology", "threads"));
 	printf("  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>destroy</on_reboot>\n"
-	       "  <on_crash>destroy</on_crash>\n  <devices>\n    <serial type='stdio'>\n"
-	       "      <target port='0'/>\n    </serial>\n  </devices>\n</domain>\n");
+	       "  <on_crash>destroy</on_crash>\n  <devices>\n");
+	if (console) {
+		printf("    <serial type='file'>\n      <source path='");
+		xml_text(console);
+		printf("'/>\n      <target port='0'/>\n    </serial>\n");
+	} else {
+		printf("    <serial type='stdio'>\n      <target port='0'/>\n    </serial>\n");
+	}
+	printf("  </devices>\n</domain>\n");
 	json_object_put(d);
 	return 0;
 }

@@ -40,6 +40,7 @@ static struct json_object *query_domain(void *ctx, struct json_object *args, str
 	free(kernel);
 	add_str(r, "cmdline", cfg->cmdline);
 	add_str(r, "qmp", cfg->qmp_path);
+	add_str(r, "console-file", cfg->console_path);
 	return r;
 }
 
