@@ -24,8 +24,8 @@ endif
 # guest agent) in vmm/control/, x86 specifics in vmm/x86/.
 VMM_CONFIG_SRCS := $(addprefix vmm/,config.c config_smp.c config_chaos.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c bus.c \
-	loader.c chaos.c console.c kvm_stats.c) $(VMM_CONFIG_SRCS)
-VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c e820.c cpuid.c regs.c)
+	loader.c chaos.c console.c kvm_stats.c domain_xml.c rt_tune.c) $(VMM_CONFIG_SRCS)
+VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c virtio_mmio.c \
 	virtio_console.c)
@@ -33,10 +33,13 @@ VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c
 VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \
 	agent_requests.c control_agent.c)
 VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_stats.c \
+	vmm/control/control_domain.c \
 	$(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
-VMM_LIBS := -lpthread -ljson-c
+VMM_LIBS := -lpthread -ljson-c -lxml2
+# libxml2 (the --domain reader); its headers live under /usr/include/libxml2.
+HOST_CFLAGS += $(shell pkg-config --cflags libxml-2.0)
 
 $(B)/vmm/%.o: vmm/%.c
 	@mkdir -p $(@D)
@@ -53,7 +56,7 @@ $(B)/plugvm: $(VMM_OBJS)
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm. It
 # shares only vmm/version.h and vmm/utf8.h with the VMM.
 PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c \
-	cmd_stats.c)
+	cmd_stats.c cmd_virsh.c)
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/tools/%.o: tools/%.c
@@ -95,7 +98,7 @@ GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c bug.c cmdline.c m
 	smp.c sched.c sched_hotplug.c sched_debug.c thread.c prioq.c wait.c mutex.c local_lock.c \
 	lockdep.c lockdep_report.c timer.c tick.c hrtimer.c timer_wheel.c timerqueue.c cpuhp.c \
 	cpuhp_engine.c cpuhp_table.c watchdog.c)
-GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c acpi_cpu_hotplug.c acpi_hotplug.c \
+GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c acpi_cpu_hotplug.c acpi_hotplug.c \
 	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
 	selftest_sched.c selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c \

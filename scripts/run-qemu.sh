@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Boot the plugvm guest on stock QEMU/KVM (the `pc` machine), console on stdio.
-# Usage: scripts/run-qemu.sh [-smp N[,maxcpus=M]] [-m SIZE] [--append "CMDLINE"]
+# Boot the plugvm guest on stock QEMU/KVM (the `pc` machine unless told), console on stdio.
+# Usage: scripts/run-qemu.sh [--machine pc|q35|microvm] [-smp N[,maxcpus=M]] [-m SIZE] [--append "CMDLINE"]
 #        [--kernel FILE] [--qmp PATH] [-- extra QEMU arguments]
 # Exit status follows QEMU: 0 after ACPI power-off, (v << 1) | 1 after isa-debug-exit v.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
+machine=pc
 smp=4
 mem=128M
 append=""
@@ -15,6 +16,7 @@ qmp=()
 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
+	-machine | --machine) machine="$2"; shift 2 ;;
 	-smp | --smp) smp="$2"; shift 2 ;;
 	-m | --memory) mem="$2"; shift 2 ;;
 	-append | --append) append="$2"; shift 2 ;;
@@ -27,7 +29,7 @@ done
 [ -r "$kernel" ] || { echo "run-qemu.sh: $kernel: not found (run make)" >&2; exit 2; }
 
 exec qemu-system-x86_64 \
-	-machine pc,accel=kvm -cpu host,-arch-capabilities \
+	-machine "$machine",accel=kvm -cpu host,-arch-capabilities \
 	-smp "$smp" -m "$mem" \
 	-kernel "$kernel" -append "$append" \
 	-nodefaults -no-reboot -display none -monitor none -serial stdio \

@@ -36,6 +36,9 @@ const char config_usage[] =
     "  -S                     do not start the vCPUs until QMP `cont` (as QEMU; needs\n"
     "                         a control socket)\n"
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
+    "  --domain FILE.xml      a libvirt domain document (docs/domain-xml.md); the other\n"
+    "                         flags override it\n"
+    "  --dump-acpi DIR        debugging: write the ACPI tables to DIR/*.dat (iasl -d)\n"
     "  --chaos[=SPEC]         testing: make the host act loaded; the seed is printed at\n"
     "                         start. SPEC: comma-separated seed=N, stall=V, irq=V, start=V;\n"
     "                         V is off, TIME or P%:TIME (TIME in us|ms|s, at most 1s; P\n"
@@ -125,6 +128,8 @@ enum opt_id {
 	OPT_PAUSED,
 	OPT_VIRTIO,
 	OPT_CHAOS,
+	OPT_DOMAIN,
+	OPT_DUMP_ACPI,
 	OPT_VERBOSE,
 	OPT_QUIET,
 	OPT_HELP,
@@ -152,6 +157,8 @@ static const struct opt opts[] = {
 	{ { "S" }, OPT_PAUSED, ARG_NONE },
 	{ { "virtio" }, OPT_VIRTIO, ARG_REQUIRED },
 	{ { "chaos" }, OPT_CHAOS, ARG_OPTIONAL },
+	{ { "domain" }, OPT_DOMAIN, ARG_REQUIRED },
+	{ { "dump-acpi" }, OPT_DUMP_ACPI, ARG_REQUIRED },
 	{ { "v", "verbose" }, OPT_VERBOSE, ARG_NONE },
 	{ { "q", "quiet" }, OPT_QUIET, ARG_NONE },
 	{ { "h", "help" }, OPT_HELP, ARG_NONE },
@@ -249,16 +256,26 @@ int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t e
 	return cfg->qmp_path ? 0 : -ENOMEM;
 }
 
-enum config_status config_parse(struct vm_config *cfg, int argc, char *const argv[], char *err,
-				size_t errlen)
+void config_defaults(struct vm_config *cfg)
 {
-	int i;
-
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->nr_cpus = 1;
 	cfg->max_cpus = 1;
 	cfg->mem_bytes = CONFIG_DEFAULT_MEM_BYTES;
 	cfg->topo = (struct smp_topology){ 1, 1, 1, 1 };
+}
+
+enum config_status config_parse(struct vm_config *cfg, int argc, char *const argv[], char *err,
+				size_t errlen)
+{
+	config_defaults(cfg);
+	return config_apply_args(cfg, argc, argv, err, errlen);
+}
+
+enum config_status config_apply_args(struct vm_config *cfg, int argc, char *const argv[], char *err,
+				     size_t errlen)
+{
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		const char *arg = argv[i], *name, *val = NULL, *eq;
@@ -363,6 +380,22 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 			if (config_parse_chaos(&cfg->chaos, val, err, errlen))
 				return CONFIG_ERROR;
 			break;
+		case OPT_DOMAIN:
+			if (!*val) {
+				config_set_err(err, errlen, "--domain: empty file name");
+				return CONFIG_ERROR;
+			}
+			if (replace_str(&cfg->domain_path, val))
+				goto nomem;
+			break;
+		case OPT_DUMP_ACPI:
+			if (!*val) {
+				config_set_err(err, errlen, "--dump-acpi: empty directory name");
+				return CONFIG_ERROR;
+			}
+			if (replace_str(&cfg->acpi_dump_dir, val))
+				goto nomem;
+			break;
 		case OPT_VERBOSE:
 			if (cfg->verbosity < 2)
 				cfg->verbosity++;
@@ -395,7 +428,23 @@ void config_free(struct vm_config *cfg)
 	free(cfg->kernel_path);
 	free(cfg->cmdline);
 	free(cfg->qmp_path);
+	free(cfg->domain_path);
+	free(cfg->name);
+	free(cfg->uuid);
+	free(cfg->start_hotplug);
+	free(cfg->rt.vcpus);
+	free(cfg->acpi_dump_dir);
+	free(cfg->console_path);
+	cfg->acpi_dump_dir = NULL;
+	cfg->console_path = NULL;
 	cfg->kernel_path = NULL;
 	cfg->cmdline = NULL;
 	cfg->qmp_path = NULL;
+	cfg->domain_path = NULL;
+	cfg->name = NULL;
+	cfg->uuid = NULL;
+	cfg->start_hotplug = NULL;
+	cfg->nr_start_hotplug = 0;
+	cfg->rt.vcpus = NULL;
+	cfg->rt.nr_vcpus = 0;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rt_tune.h"
+
 #define CONFIG_DEFAULT_MEM_BYTES (64ull << 20)
 #define CONFIG_MIN_MEM_BYTES	 (4ull << 20)
 #define CONFIG_MAX_MEM_BYTES	 (256ull << 30)
@@ -71,6 +73,15 @@ struct vm_config {
 	char *cmdline; /* guest command line, never NULL after a successful parse */
 	int verbosity; /* 0 = warnings, 1 = info, 2 = debug, -1 = errors only */
 	struct chaos_config chaos; /* all zero (off) without --chaos */
+	/* --domain FILE.xml (domain_xml.c): the document, applied under the flags */
+	char *domain_path;
+	char *name; /* <name>, NULL without --domain */
+	char *uuid; /* <uuid>, NULL if none */
+	unsigned nr_start_hotplug; /* vCPUs hot-added at start (<vcpus>: enabled hotpluggable) */
+	unsigned *start_hotplug; /* their slots, in <vcpus>' order= */
+	struct rt_config rt; /* <cputune>, <memoryBacking> (rt_tune.c); all zero: none */
+	char *acpi_dump_dir; /* --dump-acpi DIR: write the ACPI tables there (debugging) */
+	char *console_path; /* --domain's <serial type='file'>: guest console output there */
 };
 
 enum config_status {
@@ -79,6 +90,16 @@ enum config_status {
 	CONFIG_VERSION, /* --version */
 	CONFIG_ERROR, /* err holds a one-line message */
 };
+
+/* Reset cfg to the defaults (no strings held: call it only on a fresh or freed cfg). */
+void config_defaults(struct vm_config *cfg);
+
+/*
+ * Apply argv's flags over cfg as it is (config_parse() without the reset): how the flags
+ * override a --domain document. Same returns and ownership as config_parse().
+ */
+enum config_status config_apply_args(struct vm_config *cfg, int argc, char *const argv[], char *err,
+				     size_t errlen);
 
 /*
  * Parse argv into cfg (which is reset to defaults first). Returns the status; on

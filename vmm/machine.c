@@ -34,6 +34,7 @@
 #include "vcpu.h"
 #include "vm.h"
 #include "x86/acpi.h"
+#include "x86/acpi_dump.h"
 #include "x86/boot.h"
 #include "x86/cpu.h"
 #include "x86/layout.h"
@@ -60,6 +61,9 @@ static int load_guest(struct vm *vm)
 			  LAYOUT_ACPI_SIZE >> 10);
 		return PLUGVM_EXIT_SETUP;
 	}
+	if (vm->cfg->acpi_dump_dir &&
+	    acpi_dump(acpi, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, vm->cfg->acpi_dump_dir))
+		return PLUGVM_EXIT_SETUP;
 	{
 		/* The virtio devices announce themselves on the command line (kvmtool's way). */
 		char extra[512], *cmdline;
@@ -275,6 +279,30 @@ static int event_loop(struct vm *vm, int sig_fd)
 	return 0;
 }
 
+/*
+ * --domain's <vcpus> entries enabled and hotpluggable: hot-added before any vCPU runs, as
+ * libvirt does with device_add on a paused QEMU; the guest's ACPI driver finds them when it
+ * starts. 0, or -1 (logged).
+ */
+static int add_start_cpus(struct vm *vm)
+{
+	unsigned i;
+
+	for (i = 0; i < vm->cfg->nr_start_hotplug; i++) {
+		unsigned slot = vm->cfg->start_hotplug[i];
+		char id[24];
+		int ret;
+
+		snprintf(id, sizeof(id), "vcpu%u", slot);
+		ret = cpus_add(vm->cpus, slot, id);
+		if (ret) {
+			log_error("<vcpus>: hot-adding vCPU %u at start: %s", slot, strerror(-ret));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int machine_run(struct vm *vm)
 {
 	sigset_t mask;
@@ -294,6 +322,8 @@ int machine_run(struct vm *vm)
 	}
 
 	ret = control_start(vm);
+	if (!ret && add_start_cpus(vm))
+		ret = -EIO; /* logged: a setup failure, not a bad flag */
 	if (ret) {
 		close(sig_fd);
 		/* A socket path that cannot be used is a bad flag (exit 2), as a bad kernel file. */

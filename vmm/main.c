@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* plugvm: flags -> config -> machine_run(). The only place that exits. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -9,10 +10,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "domain_xml.h"
 #include "exitcode.h"
 #include "log.h"
 #include "machine.h"
 #include "plugvm_abi.h"
+#include "rt_tune.h"
 #include "version.h"
 #include "vm.h"
 
@@ -56,6 +59,36 @@ int main(int argc, char **argv)
 	case CONFIG_RUN:
 		break;
 	}
+	log_set_level(levels[cfg.verbosity + 1]); /* -q quiets the document's warnings too */
+	if (cfg.domain_path) {
+		/* The document first, then every flag again over it: the flags win. */
+		struct vm_config doc;
+		int ret;
+
+		config_defaults(&doc);
+		ret = domain_xml_load(&doc, cfg.domain_path, err, sizeof(err));
+		if (!ret && config_apply_args(&doc, argc, argv, err, sizeof(err)) != CONFIG_RUN)
+			ret = -EINVAL;
+		config_free(&cfg);
+		cfg = doc;
+		/* An --smp over the document must still leave room for <vcpus>' hot-adds. */
+		for (unsigned i = 0; !ret && i < cfg.nr_start_hotplug; i++)
+			if (cfg.start_hotplug[i] < cfg.nr_cpus ||
+			    cfg.start_hotplug[i] >= cfg.max_cpus) {
+				snprintf(
+				    err, sizeof(err),
+				    "%s: <vcpus> hot-adds vCPU %u at start, which --smp %u,maxcpus=%u "
+				    "makes a boot CPU or takes away",
+				    cfg.domain_path, cfg.start_hotplug[i], cfg.nr_cpus,
+				    cfg.max_cpus);
+				ret = -EINVAL;
+			}
+		if (ret) {
+			log_error("%s", err);
+			config_free(&cfg);
+			return ret == -ENOMEM ? PLUGVM_EXIT_SETUP : PLUGVM_EXIT_USAGE;
+		}
+	}
 	log_set_level(levels[cfg.verbosity + 1]);
 	if (!cfg.kernel_path && !(cfg.kernel_path = default_kernel())) {
 		log_error("out of memory");
@@ -63,6 +96,38 @@ int main(int argc, char **argv)
 		return PLUGVM_EXIT_SETUP;
 	}
 
+	/* <serial type='file'>: the guest console's output (plugvm's stdout) goes there. */
+	if (cfg.console_path) {
+		int fd = open(cfg.console_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+			log_error("%s: <serial type='file'> %s: %s", cfg.domain_path,
+				  cfg.console_path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			config_free(&cfg);
+			return PLUGVM_EXIT_USAGE;
+		}
+		close(fd);
+	}
+	/* A document's <kernel> that is not there: say where it came from and what to do. */
+	if (cfg.domain_path && access(cfg.kernel_path, R_OK)) {
+		log_error("%s: <kernel>%s</kernel>: %s (give --kernel FILE, or print a copy naming "
+			  "this tree's build/guest.elf with scripts/libvirt-domain.sh)",
+			  cfg.domain_path, cfg.kernel_path, strerror(errno));
+		config_free(&cfg);
+		return PLUGVM_EXIT_USAGE;
+	}
+	/* <cputune>/<memoryBacking>: checked, then the main thread pinned before any other. */
+	if (rt_tune_check(&cfg.rt, err, sizeof(err))) {
+		log_error("%s: %s", cfg.domain_path, err);
+		config_free(&cfg);
+		return PLUGVM_EXIT_USAGE;
+	}
+	if (rt_tune_emulator(&cfg.rt)) {
+		config_free(&cfg);
+		return PLUGVM_EXIT_SETUP;
+	}
 	status = machine_create(&vm, &cfg);
 	if (status == 0)
 		status = machine_run(&vm);

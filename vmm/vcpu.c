@@ -23,6 +23,7 @@
 #include "chaos.h"
 #include "exitcode.h"
 #include "log.h"
+#include "rt_tune.h"
 #include "vm.h"
 #include "x86/cpu.h"
 
@@ -479,6 +480,7 @@ static void *vcpu_thread(void *arg)
 	v->tid = (pid_t)syscall(SYS_gettid);
 	snprintf(name, sizeof(name), "vcpu%d", v->id);
 	pthread_setname_np(pthread_self(), name);
+	rt_tune_vcpu(&v->vm->cfg->rt, (unsigned)v->id); /* <cputune>: before the first KVM_RUN */
 	this_run = v->run;
 	if (v->hot_added)
 		chaos_vcpu_start(v->vm->chaos, (unsigned)v->id, &v->stop);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * QEMU's ACPI CPU hotplug register block (QEMU's docs/specs/acpi_cpu_hotplug.rst; the `pc`
- * machine puts it at I/O 0xAF00), register level and without AML: the switch from the
+ * QEMU's ACPI CPU hotplug register block (QEMU's docs/specs/acpi_cpu_hotplug.rst; `pc` and
+ * plugvm put it at I/O 0xAF00, `q35` at 0x0CD8), register level and without AML: the switch from the
  * legacy bitmap to the modern block, and per-slot status, APIC ID, events, eject and _OST.
  * The same code runs on plugvm and on QEMU. The driver that acts on its events is
  * drivers/acpi_hotplug.c.
@@ -17,11 +17,26 @@
 #define ACPI_CPU_HOTPLUG_INSERT	 0x02 /* insert event pending */
 #define ACPI_CPU_HOTPLUG_REMOVE	 0x04 /* remove event pending */
 
+struct acpi_info;
+
 /*
- * Switch the block to modern mode (QEMU's recipe: selector 0 twice, command 0, read
- * command data 2) and check it answers. Returns 0, or -ENODEV if there is no modern block.
+ * Where the block is, from the FADT alone (never by probing ports): QEMU `pc`/plugvm
+ * (GPE0 at 0xafe0, 4 bytes) -> 0xaf00; QEMU `q35` (GPE0 at PM1a_EVT + 0x20, 16 bytes) ->
+ * 0x0cd8; anything else, hardware-reduced ACPI included -> 0. `*machine` names the layout
+ * for messages. Pure.
+ */
+uint16_t acpi_cpu_hotplug_layout(const struct acpi_info *ai, const char **machine);
+
+/*
+ * Find the block from the FADT's layout, switch it to modern mode (QEMU's recipe: selector
+ * 0 twice, command 0, read command data 2) and check it answers. Returns 0, or -ENODEV if
+ * the layout is unknown or there is no modern block there. The accessors below use the
+ * block found; call them only after a probe returned 0.
  */
 int acpi_cpu_hotplug_probe(void);
+
+/* The probed block's I/O base, or 0. */
+uint16_t acpi_cpu_hotplug_base(void);
 
 /* The status flags (CPHP_FLAG_*) and APIC ID of slot `sel`. Caller serializes. */
 uint8_t acpi_cpu_hotplug_slot_flags(uint32_t sel);

@@ -40,10 +40,25 @@ unsigned long acpi_hotplug_events(void)
 	return __atomic_load_n(&nr_events, __ATOMIC_ACQUIRE);
 }
 
-#define PM1_PWRBTN 0x0100 /* PM1 status / enable bit 8 */
+#define PM1_PWRBTN   0x0100 /* PM1 status / enable bit 8 */
+#define GED_PWR_DOWN 0x02 /* QEMU's GED event bit for the power button (ACPI_GED_PWR_DOWN_EVT) */
 
+static bool have_block; /* a CPU hotplug block answered the probe */
 static uint32_t pm1_sts_port, pm1_en_port;
+static volatile uint32_t *ged_sel; /* GED event selector (read clears), hardware-reduced */
 static volatile int powerdown_pending;
+
+static void ged_irq(unsigned vector, void *arg)
+{
+	(void)vector;
+	(void)arg;
+	nr_sci++;
+	/* Reading the selector clears it: only the power button is ours (no CPU hotplug here). */
+	if (*ged_sel & GED_PWR_DOWN) {
+		__atomic_store_n(&powerdown_pending, 1, __ATOMIC_RELEASE);
+		thread_wake(hp_thread_ptr);
+	}
+}
 
 static void sci_irq(unsigned vector, void *arg)
 {
@@ -57,7 +72,7 @@ static void sci_irq(unsigned vector, void *arg)
 		thread_wake(hp_thread_ptr);
 	}
 	/* Write-1-to-clear drops the level SCI; anything else pending is not ours. */
-	if (inb((uint16_t)gpe_sts_port) & GPE_CPU_HOTPLUG) {
+	if (gpe_sts_port && (inb((uint16_t)gpe_sts_port) & GPE_CPU_HOTPLUG)) {
 		outb((uint16_t)gpe_sts_port, GPE_CPU_HOTPLUG);
 		watchdog_op_begin(&sci_op, 0, "acpi-hotplug: a CPU hotplug SCI (thread not woken)");
 		__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
@@ -156,6 +171,32 @@ static void handle_events(void)
 	}
 }
 
+/*
+ * CPUs inserted before the driver listened (a paused start with device_add, a device_add
+ * during boot, or one made while QEMU's block was still in legacy mode, which leaves no
+ * insert event: specs §1.3): present in the block, absent from the kernel's present mask.
+ * Each is brought up as if its insert event had just arrived. Boot thread, at driver start.
+ */
+static void reconcile(void)
+{
+	const struct acpi_info *ai = acpi_get_info();
+	unsigned slot;
+
+	for (slot = 0; slot < ai->nr_cpus; slot++) {
+		int cpu;
+
+		if (!(acpi_cpu_hotplug_slot_flags(slot) & ACPI_CPU_HOTPLUG_ENABLED))
+			continue;
+		cpu = cpu_from_apic_id(acpi_cpu_hotplug_slot_apic_id(slot));
+		if (cpu < 0 || cpumask_test(&cpu_present_mask, (unsigned)cpu))
+			continue;
+		printk("acpi-hotplug: slot %u: cpu %d inserted before the driver started\n", slot,
+		       cpu);
+		insert(slot, cpu);
+		__atomic_add_fetch(&nr_events, 1, __ATOMIC_RELEASE);
+	}
+}
+
 static int hotplug_thread(void *arg)
 {
 	(void)arg;
@@ -172,52 +213,106 @@ static int hotplug_thread(void *arg)
 			printk("acpi: power button: powering off\n");
 			arch_poweroff(0);
 		}
-		handle_events();
+		if (have_block)
+			handle_events();
 	}
 	return 0;
+}
+
+static void parse_remove_policy(void)
+{
+	size_t len;
+	const char *p = cmdline_value("acpi_hotplug.remove", &len);
+
+	if (p && len == 6 && !memcmp(p, "refuse", 6))
+		remove_policy = REMOVE_REFUSE;
+	else if (p && len == 6 && !memcmp(p, "ignore", 6))
+		remove_policy = REMOVE_IGNORE;
+	else if (p && !(len == 5 && !memcmp(p, "allow", 5)))
+		pr_warn("acpi-hotplug: acpi_hotplug.remove=%.*s: not allow/refuse/ignore\n",
+			(int)len, p);
+}
+
+/* The power button's source: PM1 (fixed hardware), the GED (hardware-reduced), or none. */
+static const char *arm_power_button(const struct acpi_info *ai)
+{
+	if (ai->fadt_flags & PLUGVM_ACPI_FADT_HW_REDUCED) {
+		if (!ai->have_ged || !ai->ged_evt_sel || ai->ged_evt_sel >= (1ull << 32))
+			return NULL;
+		ged_sel = (volatile uint32_t *)(uintptr_t)ai->ged_evt_sel; /* identity-mapped */
+		arch_request_irq(ai->ged_gsi, ai->ged_level, ai->ged_active_low, ged_irq, NULL);
+		/* An edge sent before we listened is gone; its selector bit is not. */
+		ged_irq(0, NULL);
+		return "GED";
+	}
+	if (!ai->pm1a_evt_blk || ai->pm1_evt_len < 4)
+		return NULL;
+	pm1_sts_port = ai->pm1a_evt_blk;
+	pm1_en_port = ai->pm1a_evt_blk + ai->pm1_evt_len / 2u;
+	/*
+	 * A press latched before we listened (`virsh shutdown` during boot) stays latched: the
+	 * level SCI fires as soon as it is enabled, and the guest powers off then.
+	 */
+	outw((uint16_t)pm1_en_port, inw((uint16_t)pm1_en_port) | PM1_PWRBTN);
+	return "PM1";
 }
 
 int acpi_hotplug_start(void)
 {
 	const struct acpi_info *ai = acpi_get_info();
+	const char *machine, *button;
+	uint16_t layout;
 
-	if (!ai->have_fadt || !ai->gpe0_blk || ai->gpe0_blk_len < 2 || !ai->have_madt) {
-		pr_warn("acpi-hotplug: no GPE0 block: CPU hotplug off\n");
+	if (!ai->have_fadt) {
+		pr_warn("acpi-hotplug: no FADT: no power button, no CPU hotplug\n");
 		return -ENODEV;
 	}
-	if (acpi_cpu_hotplug_probe()) {
-		pr_warn("acpi-hotplug: no CPU hotplug block at %#x: CPU hotplug off\n",
-			PLUGVM_PORT_CPUHP);
-		return -ENODEV;
-	}
-	{
-		size_t len;
-		const char *p = cmdline_value("acpi_hotplug.remove", &len);
-
-		if (p && len == 6 && !memcmp(p, "refuse", 6))
-			remove_policy = REMOVE_REFUSE;
-		else if (p && len == 6 && !memcmp(p, "ignore", 6))
-			remove_policy = REMOVE_IGNORE;
-		else if (p && !(len == 5 && !memcmp(p, "allow", 5)))
-			pr_warn("acpi-hotplug: acpi_hotplug.remove=%.*s: not allow/refuse/ignore\n",
-				(int)len, p);
-	}
+	parse_remove_policy();
 	have_report = arch_plugvm_feature(PLUGVM_FEATURE_HOTPLUG_REPORT);
-	gpe_sts_port = ai->gpe0_blk;
-	gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;
+	layout = acpi_cpu_hotplug_layout(ai, &machine);
+	if (ai->fadt_flags & PLUGVM_ACPI_FADT_HW_REDUCED) /* said once, here */
+		printk("acpi-hotplug: hardware-reduced ACPI: no CPU hotplug on this machine\n");
+	else if (!layout || !ai->have_madt)
+		pr_warn("acpi-hotplug: GPE0 %#x (%u bytes): no known CPU hotplug layout: CPU "
+			"hotplug off\n",
+			ai->gpe0_blk, ai->gpe0_blk_len);
+	else if (acpi_cpu_hotplug_probe())
+		pr_warn("acpi-hotplug: no CPU hotplug block at %#x (%s): CPU hotplug off\n", layout,
+			machine);
+	else
+		have_block = true;
+	/*
+	 * Before the thread and the SCI exist, on this (boot) thread: whatever runs after the
+	 * driver's start (self-tests, `halt`) sees these CPUs online. Events that arrive
+	 * meanwhile stay latched for the thread.
+	 */
+	if (have_block)
+		reconcile();
 	hp_thread_ptr = thread_run("acpi-hotplug", hotplug_thread, NULL, HOTPLUG_THREAD_PRIO, 0);
 	if (!hp_thread_ptr)
 		return -ENOMEM;
-	arch_request_irq(ai->sci_gsi, ai->sci_level, ai->sci_active_low, sci_irq, NULL);
-	/* Events latched before we listened (e.g. a CPU added during boot) are handled now. */
-	outb((uint16_t)gpe_en_port, inb((uint16_t)gpe_en_port) | GPE_CPU_HOTPLUG);
-	if (ai->pm1a_evt_blk && ai->pm1_evt_len >= 4) {
-		pm1_sts_port = ai->pm1a_evt_blk;
-		pm1_en_port = ai->pm1a_evt_blk + ai->pm1_evt_len / 2u;
-		outw((uint16_t)pm1_en_port, inw((uint16_t)pm1_en_port) | PM1_PWRBTN);
+	if (!(ai->fadt_flags & PLUGVM_ACPI_FADT_HW_REDUCED))
+		arch_request_irq(ai->sci_gsi, ai->sci_level, ai->sci_active_low, sci_irq, NULL);
+	button = arm_power_button(ai);
+	if (!button)
+		pr_warn("acpi-hotplug: no power button found (%s)\n",
+			ai->fadt_flags & PLUGVM_ACPI_FADT_HW_REDUCED ? "no GED in the DSDT"
+								     : "no PM1 event block");
+	if (have_block) {
+		gpe_sts_port = ai->gpe0_blk;
+		gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;
+		/* Events latched before we listened (e.g. a CPU added during boot) are handled now. */
+		outb((uint16_t)gpe_en_port, inb((uint16_t)gpe_en_port) | GPE_CPU_HOTPLUG);
+		__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
+		thread_wake(hp_thread_ptr);
+		printk(
+		    "acpi-hotplug: ready (%s block at %#x, %u slots, SCI on GSI %u, power button "
+		    "%s)\n",
+		    machine, acpi_cpu_hotplug_base(), ai->nr_cpus, ai->sci_gsi,
+		    button ? button : "none");
+	} else {
+		printk("acpi-hotplug: ready (no CPU hotplug, power button %s)\n",
+		       button ? button : "none");
 	}
-	__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
-	thread_wake(hp_thread_ptr);
-	printk("acpi-hotplug: ready (%u slots, SCI on GSI %u)\n", ai->nr_cpus, ai->sci_gsi);
 	return 0;
 }

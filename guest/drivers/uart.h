@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The 16550 serial console at COM1 (early boot, panics, and every hypervisor). It starts
- * itself: CONSOLE_INITCALL, run by the arch's boot before anything prints.
+ * The 16550 serial console at COM1 (early boot, panics, and every hypervisor). Output starts
+ * itself: CONSOLE_INITCALL, run by the arch's boot before anything prints; input starts
+ * with uart_rx_start().
  */
 #ifndef PLUGVM_DRIVERS_UART_H
 #define PLUGVM_DRIVERS_UART_H
@@ -20,5 +21,12 @@ void uart_console_mute(bool mute);
  * (panic, broken device). Any context; the caller serializes (console lock, or panic).
  */
 void uart_write_direct(const char *s, size_t n);
+
+/*
+ * Start receiving: typed input (IRQ 4) goes to the console monitor (drivers/monitor.h) on
+ * the "ttyS0-rx" thread. Once, from the boot thread after the scheduler runs. 0, -ENODEV
+ * (no UART) or -ENOMEM.
+ */
+int uart_rx_start(void);
 
 #endif

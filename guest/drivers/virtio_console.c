@@ -13,6 +13,7 @@
 #include <linux/virtio_mmio.h>
 
 #include "arch.h"
+#include "drivers/monitor.h"
 #include "drivers/uart.h"
 #include "drivers/virtio_mmio.h"
 #include "kernel/cmdline.h"
@@ -36,7 +37,6 @@ CMDLINE_PARAM(virtio_console, .name = "virtio_console", .kind = CMDLINE_ENUM,
 #define TX_WAIT_NS  20000000ull /* 20 ms for a buffer before giving up on the device */
 #define RX_BUFS	    8
 #define RX_BUF_SIZE 128
-#define LINE_MAX    128
 #define VCON_PRIO   50
 
 static struct virtio_dev *dev;
@@ -46,8 +46,12 @@ static struct virtio_wait waiter;
 
 /* The "vcon" thread only: */
 static struct virtio_rx rx;
-static char line[LINE_MAX];
-static size_t line_len;
+static struct monitor_line mon;
+
+unsigned long virtio_console_kicks(void)
+{
+	return READ_ONCE(tx.kicks);
+}
 
 /* Give up on the device for output: the 16550 takes over again, for good. */
 static void fall_back(const char *why, int err)
@@ -124,109 +128,6 @@ bool virtio_console_active(void)
 	return dev && READ_ONCE(active);
 }
 
-/* ---- the line monitor --------------------------------------------------------------- */
-
-static bool word_is(const char *w, size_t n, const char *cmd)
-{
-	return n == strlen(cmd) && !memcmp(w, cmd, n);
-}
-
-static void cmd_cpus(void)
-{
-	char list[160];
-	size_t used = 0;
-	unsigned cpu;
-
-	list[0] = '\0';
-	for_each_cpu(cpu, &cpu_online_mask) {
-		int n = snprintf(list + used, sizeof(list) - used, " %u", cpu);
-
-		if (n < 0 || (size_t)n >= sizeof(list) - used)
-			break;
-		used += (size_t)n;
-	}
-	printk("cpus: %u online of %u present (%u possible):%s\n", cpumask_weight(&cpu_online_mask),
-	       cpumask_weight(&cpu_present_mask), nr_cpu_ids, list);
-}
-
-static void cmd_stats(void)
-{
-	uint64_t switches = 0, preempt = 0, wakeups = 0, ipis = 0, ticks = 0, callbacks = 0;
-	unsigned cpu;
-
-	for_each_cpu(cpu, &cpu_online_mask) {
-		struct sched_stats ss;
-		struct wheel_stats ws;
-		struct timer_cpu_stats ts;
-
-		sched_get_stats(cpu, &ss);
-		timer_get_stats(cpu, &ws, &ts);
-		switches += ss.switches;
-		preempt += ss.preemptions;
-		wakeups += ss.wakeups_local + ss.wakeups_remote;
-		ipis += ss.resched_ipis;
-		ticks += ts.ticks;
-		callbacks += ts.callbacks;
-	}
-	printk("stats: jiffies=%lu switches=%lu preemptions=%lu wakeups=%lu resched_ipis=%lu "
-	       "ticks=%lu timer_callbacks=%lu console_kicks=%lu\n",
-	       (unsigned long)jiffies, (unsigned long)switches, (unsigned long)preempt,
-	       (unsigned long)wakeups, (unsigned long)ipis, (unsigned long)ticks,
-	       (unsigned long)callbacks, (unsigned long)tx.kicks);
-}
-
-static void run_line(const char *s, size_t n)
-{
-	size_t w = 0, rest;
-
-	while (n && (*s == ' ' || *s == '\t')) {
-		s++;
-		n--;
-	}
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		n--;
-	if (!n)
-		return;
-	while (w < n && s[w] != ' ')
-		w++;
-	rest = w < n ? w + 1 : n;
-	if (word_is(s, w, "help"))
-		printk("monitor: help | echo TEXT | cpus | stats | threads | poweroff\n");
-	else if (word_is(s, w, "echo"))
-		printk("%.*s\n", (int)(n - rest), s + rest);
-	else if (word_is(s, w, "cpus"))
-		cmd_cpus();
-	else if (word_is(s, w, "stats"))
-		cmd_stats();
-	else if (word_is(s, w, "threads")) {
-		sched_dump_threads();
-		hrtimer_dump_bases();
-	} else if (word_is(s, w, "poweroff")) {
-		printk("monitor: powering off\n");
-		arch_poweroff(0);
-	} else
-		printk("monitor: unknown command '%.*s' (try help)\n", (int)w, s);
-}
-
-static void rx_bytes(const uint8_t *p, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		char c = (char)p[i];
-
-		if (c == '\r' || c == '\n') {
-			run_line(line, line_len);
-			line_len = 0;
-		} else if (c == 0x7f || c == '\b') {
-			if (line_len)
-				line_len--;
-		} else if (line_len < LINE_MAX && c >= ' ') {
-			line[line_len++] = c;
-		}
-	}
-}
-
 /* After VIRTIO_CONFIG_S_NEEDS_RESET: reset, set up again, repost. "vcon" thread. */
 static void vcon_reinit(void)
 {
@@ -258,7 +159,7 @@ static int vcon_main(void *arg)
 			continue;
 		}
 		while ((p = virtio_rx_get(&rx, &len)))
-			rx_bytes(p, len);
+			monitor_input(&mon, p, len);
 		virtio_rx_fill(&rx, false);
 	}
 	return 0;

@@ -22,4 +22,7 @@ void virtio_console_start(void);
 /* True while console output goes through virtio (not fallen back to the 16550). */
 bool virtio_console_active(void);
 
+/* Notifications sent to the device for output so far (the monitor's `stats`). Any context. */
+unsigned long virtio_console_kicks(void);
+
 #endif

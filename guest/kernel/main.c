@@ -12,6 +12,7 @@
 #include "arch.h"
 #include "drivers/acpi_hotplug.h"
 #include "drivers/agent.h"
+#include "drivers/uart.h"
 #include "drivers/virtio_console.h"
 #include "drivers/virtio_mmio.h"
 #include "kernel/cmdline.h"
@@ -96,6 +97,7 @@ static int init_main(void *arg)
 	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
 	       cpumask_weight(&cpu_present_mask));
 	crash_from_cmdline();
+	uart_rx_start(); /* typed input where virtio-console is absent (QEMU) or off */
 	virtio_console_start();
 	/* After the boot bring-up: the agent's session (and its events) starts here. */
 	agent_service_start();

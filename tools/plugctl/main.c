@@ -35,6 +35,9 @@ static const char usage[] =
     "  timers [CPU]     timer wheel statistics per CPU and level\n"
     "  sched [CPU]      run-queue statistics per CPU\n"
     "  stats [NAME...]  KVM's counters per vCPU (default: VM exits by reason)\n"
+    "  setvcpus N       virsh's word for cpu set N\n"
+    "  vcpucount        maximum and current vCPUs, as virsh prints them\n"
+    "  dumpxml          the running VM as a libvirt domain document (plugvm --domain)\n"
     "  status           the VM's run state\n"
     "  quit             stop the VM\n"
     "  qmp JSON         send one QMP command as given, print the reply\n"
@@ -133,6 +136,9 @@ static const struct command {
 	{ "timers", NULL, 0, 1, "timers [CPU]", cmd_timers },
 	{ "sched", NULL, 0, 1, "sched [CPU]", cmd_sched },
 	{ "stats", NULL, 0, 16, "stats [NAME...] (at most 16)", cmd_stats },
+	{ "setvcpus", NULL, 1, 1, "setvcpus N", cmd_setvcpus },
+	{ "vcpucount", NULL, 0, 0, "vcpucount takes no argument", cmd_vcpucount },
+	{ "dumpxml", NULL, 0, 0, "dumpxml takes no argument", cmd_dumpxml },
 	{ "status", NULL, 0, 0, "status takes no argument", cmd_status },
 	{ "quit", NULL, 0, 0, "quit takes no argument", cmd_quit },
 	{ "qmp", NULL, 1, 1, "qmp takes one JSON argument", cmd_qmp },

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plugctl's parts: the QMP connection (conn.c), what it prints (print.c), its commands
- * (cmd_cpus.c, cmd_cpuhp.c) and the table that names them (main.c). Exit status 0 done,
- * 1 the VM or the guest said no, 2 bad usage, 3 no VM reached (no socket, nobody listening,
- * not QMP, the connection lost).
+ * (cmd_cpus.c, cmd_cpuhp.c, cmd_stats.c, cmd_virsh.c) and the table that names them
+ * (main.c). Exit status 0 done, 1 the VM or the guest said no, 2 bad usage, 3 no VM reached
+ * (no socket, nobody listening, not QMP, the connection lost).
  */
 #ifndef PLUGVM_TOOLS_PLUGCTL_H
 #define PLUGVM_TOOLS_PLUGCTL_H
@@ -89,5 +89,8 @@ int cmd_stats(struct conn *c, char **argv);
 int cmd_fail(struct conn *c, char **argv);
 int cmd_timers(struct conn *c, char **argv);
 int cmd_sched(struct conn *c, char **argv);
+int cmd_setvcpus(struct conn *c, char **argv);
+int cmd_vcpucount(struct conn *c, char **argv);
+int cmd_dumpxml(struct conn *c, char **argv);
 
 #endif

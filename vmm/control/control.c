@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "control_agent.h"
+#include "control_domain.h"
 #include "control_stats.h"
 #include "../cpus.h"
 #include "../devices/acpi_pm.h"
@@ -608,17 +609,20 @@ static const struct qmp_command base_commands[] = {
 	{ NULL, NULL, NULL },
 };
 
-/* base_commands, the agent's (control_agent.c), the statistics (control_stats.c), the end. */
+/*
+ * base_commands, then the agent's (control_agent.c), the domain's (control_domain.c), the
+ * statistics (control_stats.c), then the end marker.
+ */
 static struct qmp_command commands[64];
 
 static void merge_commands(void)
 {
-	const struct qmp_command *tables[3] = { base_commands, control_agent_commands,
-						control_stats_commands },
+	const struct qmp_command *tables[] = { base_commands, control_agent_commands,
+					       control_domain_commands, control_stats_commands },
 				 *c;
 	unsigned n = 0, t;
 
-	for (t = 0; t < 3; t++)
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		for (c = tables[t]; c->name && n < 63; c++)
 			commands[n++] = *c;
 	commands[n] = (struct qmp_command){ NULL, NULL, NULL };

@@ -158,6 +158,40 @@ static void scan_s5(const struct plugvm_acpi_header *dsdt)
 	}
 }
 
+/*
+ * QEMU's GED (hw/acpi/generic_event_device.c, build_ged_aml()): the device with
+ * _HID "ACPI0013", its _CRS an Extended Interrupt descriptor (0x89, length 6, one
+ * interrupt) and its OperationRegion EREG (SystemMemory, DWordConst base, ByteConst 4).
+ * Both must be found; otherwise the guest has no GED (and says so where it matters).
+ */
+static void scan_ged(const struct plugvm_acpi_header *dsdt)
+{
+	static const uint8_t ereg[] = { 0x5b, 0x80, 'E', 'R', 'E', 'G', 0x00, 0x0c };
+	const uint8_t *p = (const uint8_t *)(dsdt + 1);
+	uint32_t n = dsdt->length - sizeof(*dsdt), i, j, hid = 0, irq = 0, reg = 0;
+
+	for (i = 0; i + 8 <= n && !hid; i++)
+		if (!memcmp(p + i, "ACPI0013", 8))
+			hid = i + 8;
+	if (!hid)
+		return;
+	/* The _CRS sits next to the _HID inside the device: look a little either side. */
+	for (j = hid > 96 ? hid - 96 : 0; j + 9 <= n && j < hid + 96 && !irq; j++)
+		if (p[j] == 0x89 && p[j + 1] == 6 && p[j + 2] == 0 && p[j + 4] == 1)
+			irq = j;
+	for (j = hid; j + sizeof(ereg) + 6 <= n && j < hid + 256 && !reg; j++)
+		if (!memcmp(p + j, ereg, sizeof(ereg)) && p[j + 12] == 0x0a && p[j + 13] == 4)
+			reg = j + sizeof(ereg);
+	if (!irq || !reg)
+		return;
+	memcpy(&info.ged_gsi, p + irq + 5, 4);
+	info.ged_level = !(p[irq + 3] & 0x02);
+	info.ged_active_low = p[irq + 3] & 0x04;
+	info.ged_evt_sel = (uint64_t)p[reg] | (uint64_t)p[reg + 1] << 8 |
+			   (uint64_t)p[reg + 2] << 16 | (uint64_t)p[reg + 3] << 24;
+	info.have_ged = true;
+}
+
 static void parse_fadt(const struct plugvm_acpi_header *h)
 {
 	const struct plugvm_acpi_fadt *f = (const void *)h;
@@ -186,8 +220,11 @@ static void parse_fadt(const struct plugvm_acpi_header *h)
 		info.dsdt = f->x_dsdt;
 	if (h->length >= offsetof(struct plugvm_acpi_fadt, sleep_status_reg))
 		info.sleep_control = f->sleep_control_reg;
-	if (info.dsdt && (dsdt = map_table(info.dsdt, PLUGVM_ACPI_SIG_DSDT)))
+	if (info.dsdt && (dsdt = map_table(info.dsdt, PLUGVM_ACPI_SIG_DSDT))) {
 		scan_s5(dsdt);
+		if (info.fadt_flags & PLUGVM_ACPI_FADT_HW_REDUCED)
+			scan_ged(dsdt);
+	}
 }
 
 #define SEEN_IDS 4096

@@ -44,6 +44,14 @@ struct acpi_info {
 	uint64_t dsdt;
 	bool have_s5;
 	uint8_t s5_slp_typ;
+	/*
+	 * Hardware-reduced ACPI: QEMU's Generic Event Device (ACPI0013) from a DSDT byte scan,
+	 * its event selector (read-to-clear, 32-bit MMIO) and its interrupt (_CRS).
+	 */
+	bool have_ged;
+	uint64_t ged_evt_sel;
+	uint32_t ged_gsi;
+	bool ged_level, ged_active_low;
 	/* MADT */
 	uint32_t lapic_addr;
 	uint32_t ioapic_addr;

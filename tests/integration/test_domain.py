@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: MIT
+"""`plugvm --domain FILE.xml`: the configs/libvirt/ examples (valid for libvirt's own schema,
+and booting with the CPUs they configure), flags over the document, clear refusals, and
+libvirt's real-time knobs read back from the running threads."""
+import glob
+import os
+import subprocess
+
+import pytest
+
+from qmp import Qmp, wait_socket
+from vm import BOOT_TIMEOUT, GUEST, ROOT, plugvm, run_plugvm
+
+EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "configs", "libvirt", "*.xml")))
+PLUGVM_EXAMPLES = [f for f in EXAMPLES if os.path.basename(f).startswith("plugvm-")]
+
+
+def test_examples_exist():
+    names = {os.path.basename(f) for f in EXAMPLES}
+    assert {"plugvm-domain.xml", "plugvm-rt.xml", "qemu-guest.xml"} <= names, names
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
+def test_example_validates_against_libvirts_schema(path):
+    r = subprocess.run(["virt-xml-validate", path, "domain"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+PLUGCTL = os.environ.get("PLUGCTL_BIN", os.path.join(ROOT, "build", "plugctl"))
+
+
+def plugctl(sock, *args):
+    r = subprocess.run([PLUGCTL, "-s", sock, *args], capture_output=True, text=True,
+                       timeout=BOOT_TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_plugvm_domain_example_boots_its_cpus_and_plugctl_speaks_virsh(tmp_path):
+    # 2 boot vCPUs, vCPU 2 hot-added at start (enabled + hotpluggable), 4 possible; the
+    # document's QMP socket path is overridden by the flag. Then plugctl's virsh words on the
+    # same VM: vcpucount, setvcpus, and dumpxml, which validates and boots again.
+    path = str(tmp_path / "qmp.sock")
+    with plugvm("--domain", os.path.join(ROOT, "configs/libvirt/plugvm-domain.xml"),
+                "--kernel", GUEST, "--qmp", path) as vm:
+        vm.wait_for(r"^acpi-hotplug: slot 2: cpu 2 online \(0\)$", timeout=BOOT_TIMEOUT)
+        assert vm.lines(r"^plugvm-guest: 4 possible CPUs, 2 present"), vm.transcript()
+        assert vm.lines(r"^plugvm-guest: 2/2 CPUs online$"), vm.transcript()
+        wait_socket(path)
+        with Qmp(path) as q:
+            cpus = q.cmd("query-cpus-fast")
+            assert len(cpus) == 3, cpus
+            slots = q.cmd("query-hotpluggable-cpus")
+            assert [s.get("qom-path") for s in slots if s["props"]["core-id"] == 2] == [
+                "/machine/peripheral/vcpu2"], slots
+        assert plugctl(path, "vcpucount").split() == ["maximum", "live", "4",
+                                                     "current", "live", "3"]
+        plugctl(path, "setvcpus", "4")
+        assert plugctl(path, "vcpucount").split()[-1] == "4"
+        dumped = tmp_path / "dumped.xml"
+        dumped.write_text(plugctl(path, "dumpxml"))
+        r = subprocess.run(["virt-xml-validate", str(dumped), "domain"], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr + dumped.read_text()
+        plugctl(path, "quit")
+        assert vm.wait_exit(timeout=BOOT_TIMEOUT) == 0, vm.transcript()
+    # The dump boots: the same 2 boot CPUs, the 2 others hot-added at start.
+    rc, vm = run_plugvm("--domain", str(dumped), "--qmp", "none", "--append", "halt")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 4 possible CPUs, 2 present"), vm.transcript()
+    for cpu in (2, 3):
+        assert vm.lines(rf"^acpi-hotplug: slot {cpu}: cpu {cpu} online \(0\)$"), \
+            vm.transcript()
+
+
+def _comm(pid, tid):
+    with open(f"/proc/{pid}/task/{tid}/comm") as f:
+        return f.read().strip()
+
+
+def _policy_and_affinity(tid):
+    return os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority, \
+        os.sched_getaffinity(tid)
+
+
+def test_rt_example_pins_and_schedules_the_threads(tmp_path):
+    # <emulatorpin cpuset='0'>, <vcpupin> both vCPUs to 1, <vcpusched fifo priority 1>,
+    # <memoryBacking><locked/>: read back from the kernel, thread by thread.
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.fail("this test needs 2 host CPUs (the example pins to CPUs 0 and 1)")
+    path = str(tmp_path / "qmp.sock")
+    with plugvm("--domain", os.path.join(ROOT, "configs/libvirt/plugvm-rt.xml"),
+                "--kernel", GUEST, "--qmp", path) as vm:
+        vm.wait_for(r"^plugvm-guest: 2/2 CPUs online$", timeout=BOOT_TIMEOUT)
+        wait_socket(path)
+        with Qmp(path) as q:
+            vcpus = {c["cpu-index"]: c["thread-id"] for c in q.cmd("query-cpus-fast")}
+            assert sorted(vcpus) == [0, 1]
+            for tid in vcpus.values():
+                assert _policy_and_affinity(tid) == (os.SCHED_FIFO, 1, {1}), tid
+            pid = vm.proc.pid
+            # KVM's own worker (kvm-nx-lpage-recovery) is made by the kernel from the
+            # first KVM_RUN and inherits that vCPU's settings: not plugvm's thread.
+            others = [int(t) for t in os.listdir(f"/proc/{pid}/task")
+                      if int(t) not in vcpus.values() and not _comm(pid, t).startswith("kvm-")]
+            assert pid in others
+            for tid in others:
+                assert _policy_and_affinity(tid) == (os.SCHED_OTHER, 0, {0}), tid
+            with open(f"/proc/{pid}/status") as f:
+                locked = [l for l in f if l.startswith("VmLck:")][0].split()
+            assert int(locked[1]) * 1024 >= 64 << 20, locked  # all guest RAM
+            q.cmd("system_powerdown")
+        assert vm.wait_exit(timeout=BOOT_TIMEOUT) == 0, vm.transcript()
+        # The host allowed everything: no "could not" warnings.
+        assert not vm.lines(r"vcpusched|vcpupin|mlockall", stream="stderr"), vm.transcript()
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "d.xml"
+    p.write_text(text)
+    return str(p)
+
+
+GOOD = ("<domain type='kvm'><name>t</name><memory unit='MiB'>64</memory>"
+        "<vcpu current='1'>3</vcpu><os><type>hvm</type><kernel>%s</kernel>"
+        "<cmdline>halt</cmdline></os></domain>")
+
+
+@pytest.mark.parametrize("text,message", [
+    ("<domain type='kvm'><name>x</name>", r"malformed XML"),
+    ("<network/>", r"the root element is <network>, not a libvirt <domain>"),
+    ("<domain type='kvm'><memory>65536</memory><vcpu current='4'>2</vcpu><os><type>hvm"
+     "</type><kernel>/k</kernel></os></domain>", r"current is more than the maximum"),
+    ("<domain type='kvm'><memory>65536</memory><vcpu>2</vcpu><os><type>hvm</type></os>"
+     "</domain>", r"no <os><kernel>"),
+    (GOOD.replace("</os>", "</os><devices><disk type='file'/></devices>"),
+     r"<devices><disk>: not supported by plugvm"),
+    (GOOD.replace("%s", "/nonexistent/guest.elf"),
+     r"<kernel>/nonexistent/guest.elf</kernel>: No such file or directory \(give --kernel"),
+])
+def test_bad_documents_are_refused(tmp_path, text, message):
+    rc, vm = run_plugvm("--domain", _write(tmp_path, text % GUEST if "%s" in text else text),
+                        "--qmp", "none")
+    assert rc == 2, vm.transcript()
+    assert vm.lines(message, stream="stderr"), vm.transcript()
+
+
+def test_flags_override_the_document(tmp_path):
+    # The document says 1 of 3 CPUs and `halt`; --smp and --append win.
+    rc, vm = run_plugvm("--domain", _write(tmp_path, GOOD % "/nonexistent/guest.elf"),
+                        "--kernel", GUEST, "--smp", "2,maxcpus=2", "--append", "halt",
+                        "--qmp", "none")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 2 possible CPUs, 2 present"), vm.transcript()
+    # And the safe-to-ignore parts are warned about, by name.
+    rc, vm = run_plugvm("--domain", _write(tmp_path, (GOOD % GUEST).replace(
+        "</os>", "</os><devices><memballoon model='none'/></devices>")), "--qmp", "none")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"<devices><memballoon>: ignored", stream="stderr"), vm.transcript()
+
+
+def test_serial_file_takes_the_console(tmp_path):
+    log = tmp_path / "serial.log"
+    doc = (GOOD % GUEST).replace("</os>", f"</os><devices><serial type='file'><source path='"
+                                 f"{log}'/></serial></devices>")
+    rc, vm = run_plugvm("--domain", _write(tmp_path, doc), "--qmp", "none")
+    assert rc == 0, vm.transcript()
+    assert "plugvm-guest: 1/1 CPUs online" in log.read_text(), log.read_text()
+    assert not vm.lines(r"CPUs online"), vm.transcript()  # not on stdout any more

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests for vmm/domain_xml.c: what a libvirt domain document sets in struct
+ * vm_config, the refusals (malformed XML, wrong root, missing kernel, current > max, an
+ * unsupported element, bad <vcpus>), sizes with units, and rt_tune.c's cpuset syntax.
+ * Negative tests check the status and that the message names the problem.
+ */
+#include "tests/unit/unit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "vmm/config.h"
+#include "vmm/domain_xml.h"
+
+struct loaded {
+	struct vm_config cfg;
+	int ret;
+	char err[512];
+};
+
+/* Write `xml` to a temporary file and load it. */
+static void load(struct loaded *l, const char *xml)
+{
+	char path[] = "/tmp/plugvm-test-domain-XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, xml, strlen(xml)), (ssize_t)strlen(xml));
+	close(fd);
+	config_defaults(&l->cfg);
+	memset(l->err, 0, sizeof(l->err));
+	l->ret = domain_xml_load(&l->cfg, path, l->err, sizeof(l->err));
+	unlink(path);
+}
+
+#define HEAD "<domain type='kvm'><name>t</name><memory unit='MiB'>128</memory>"
+#define OS   "<os><type arch='x86_64' machine='pc'>hvm</type><kernel>/k.elf</kernel></os>"
+
+static void test_full_document(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load(&l, "<domain type='kvm'><name>demo</name><uuid>6f1c2a52-3d0e-4c7a-9a55-2f1b0b7d8e01"
+		 "</uuid><memory unit='GiB'>1</memory><currentMemory unit='GiB'>1</currentMemory>"
+		 "<vcpu placement='static' current='3'>4</vcpu><vcpus>"
+		 "<vcpu id='0' enabled='yes' hotpluggable='no' order='1'/>"
+		 "<vcpu id='1' enabled='no' hotpluggable='yes'/>"
+		 "<vcpu id='2' enabled='yes' hotpluggable='yes' order='3'/>"
+		 "<vcpu id='3' enabled='yes' hotpluggable='yes' order='2'/></vcpus>"
+		 "<cpu><topology sockets='2' dies='1' cores='2' threads='1'/></cpu>"
+		 "<os><type arch='x86_64'>hvm</type><kernel>/g.elf</kernel>"
+		 "<cmdline>hz=100 verbose</cmdline></os><features><acpi/><apic/></features>"
+		 "<on_poweroff>destroy</on_poweroff><on_crash>destroy</on_crash>"
+		 "<devices><serial type='stdio'/></devices>"
+		 "<metadata><other xmlns='urn:x'/><plugvm:plugvm "
+		 "xmlns:plugvm='" DOMAIN_XML_PLUGVM_NS "'><plugvm:qmp path='unix:/tmp/q.sock'/>"
+		 "<plugvm:chaos spec='seed=7'/></plugvm:plugvm></metadata>"
+		 "<cputune><vcpupin vcpu='0' cpuset='1'/><vcpupin vcpu='2' cpuset='0-3,^1'/>"
+		 "<emulatorpin cpuset='0'/><vcpusched vcpus='0,2' scheduler='fifo' "
+		 "priority='5'/></cputune><memoryBacking><locked/></memoryBacking></domain>");
+	assert_int_equal(l.ret, 0);
+	assert_string_equal(l.cfg.name, "demo");
+	assert_string_equal(l.cfg.uuid, "6f1c2a52-3d0e-4c7a-9a55-2f1b0b7d8e01");
+	assert_true(l.cfg.mem_bytes == 1ull << 30);
+	assert_int_equal(l.cfg.nr_cpus, 1); /* vCPU 0 boots, 3 then 2 are hot-added */
+	assert_int_equal(l.cfg.max_cpus, 4);
+	assert_int_equal(l.cfg.nr_start_hotplug, 2);
+	assert_int_equal(l.cfg.start_hotplug[0], 3);
+	assert_int_equal(l.cfg.start_hotplug[1], 2);
+	assert_int_equal(l.cfg.topo.sockets, 2);
+	assert_int_equal(l.cfg.topo.cores, 2);
+	assert_string_equal(l.cfg.kernel_path, "/g.elf");
+	assert_string_equal(l.cfg.cmdline, "hz=100 verbose");
+	assert_string_equal(l.cfg.qmp_path, "/tmp/q.sock");
+	assert_true(l.cfg.chaos.enabled && l.cfg.chaos.seed == 7);
+	assert_true(l.cfg.rt.mlock);
+	assert_true(l.cfg.rt.emulator_pinned && CPU_ISSET(0, &l.cfg.rt.emulator_cpus));
+	assert_true(l.cfg.rt.vcpus[0].pinned && CPU_COUNT(&l.cfg.rt.vcpus[0].cpus) == 1 &&
+		    CPU_ISSET(1, &l.cfg.rt.vcpus[0].cpus));
+	assert_true(CPU_COUNT(&l.cfg.rt.vcpus[2].cpus) == 3 &&
+		    !CPU_ISSET(1, &l.cfg.rt.vcpus[2].cpus));
+	assert_false(l.cfg.rt.vcpus[1].pinned);
+	assert_int_equal(l.cfg.rt.vcpus[2].policy, SCHED_FIFO);
+	assert_int_equal(l.cfg.rt.vcpus[2].priority, 5);
+	assert_int_equal(l.cfg.rt.vcpus[1].policy, SCHED_OTHER);
+	config_free(&l.cfg);
+}
+
+static void test_vcpu_current_without_vcpus(void **state)
+{
+	struct loaded l;
+
+	(void)state;
+	load(&l, HEAD "<vcpu current='2'>6</vcpu>" OS "</domain>");
+	assert_int_equal(l.ret, 0);
+	assert_int_equal(l.cfg.nr_cpus, 2);
+	assert_int_equal(l.cfg.max_cpus, 6);
+	assert_int_equal(l.cfg.nr_start_hotplug, 0);
+	assert_true(l.cfg.mem_bytes == 128ull << 20);
+	config_free(&l.cfg);
+	/* libvirt's usual pair: <serial> and <console> on the same file. */
+	load(&l, HEAD "<vcpu>1</vcpu>" OS "<devices><serial type='file'><source path='/tmp/s.log'/>"
+		      "</serial><console type='file'><source path='/tmp/s.log'/></console>"
+		      "</devices></domain>");
+	assert_int_equal(l.ret, 0);
+	assert_string_equal(l.cfg.console_path, "/tmp/s.log");
+	config_free(&l.cfg);
+}
+
+static void test_refusals(void **state)
+{
+	static const struct {
+		const char *xml, *want;
+	} cases[] = {
+		{ "<domain type='kvm'><name>x</name", "malformed XML" },
+		{ "<network><name>x</name></network>", "root element is <network>" },
+		{ "<domain type='xen'></domain>", "type='xen'" },
+		{ HEAD "<vcpu>2</vcpu><os><type>hvm</type></os></domain>", "no <os><kernel>" },
+		{ HEAD "<vcpu current='5'>4</vcpu>" OS "</domain>", "current is more than" },
+		{ HEAD "<vcpu>0</vcpu>" OS "</domain>", "<vcpu>0</vcpu>" },
+		{ HEAD "<vcpu>2</vcpu>" OS "<devices><disk type='file'/></devices></domain>",
+		  "<devices><disk>" },
+		{ HEAD "<vcpu>2</vcpu>" OS
+		       "<devices><interface type='network'/></devices></domain>",
+		  "<devices><interface>" },
+		{ HEAD "<vcpu>2</vcpu>" OS "<devices><serial type='tcp'/></devices></domain>",
+		  "<serial type='tcp'>" },
+		{ HEAD "<vcpu>2</vcpu>" OS "<iothreads>2</iothreads></domain>", "<iothreads>" },
+		{ HEAD "<vcpu>2</vcpu>" OS "<devices><serial type='file'/></devices></domain>",
+		  "needs <source path=" },
+		{ HEAD "<vcpu>2</vcpu>" OS
+		       "<devices><serial type='file'><source path='/a'/></serial>"
+		       "<console type='file'><source path='/b'/></console></devices></domain>",
+		  "plugvm has one console" },
+		{ "<domain type='kvm'><memory unit='parsec'>1</memory><vcpu>1</vcpu>" OS
+		  "</domain>",
+		  "unit='parsec'" },
+		{ "<domain type='kvm'><memory unit='KiB'>1</memory><vcpu>1</vcpu>" OS "</domain>",
+		  "outside" },
+		{ "<domain type='kvm'><vcpu>1</vcpu>" OS "</domain>", "no <memory>" },
+		{ HEAD OS "</domain>", "no <vcpu>" },
+		{ HEAD "<vcpu current='1'>2</vcpu><vcpus><vcpu id='0' enabled='yes' "
+		       "hotpluggable='no'/></vcpus>" OS "</domain>",
+		  "lists 1 vCPUs" },
+		{ HEAD "<vcpu current='1'>2</vcpu><vcpus><vcpu id='0' enabled='no'/><vcpu id='1' "
+		       "enabled='yes' hotpluggable='no'/></vcpus>" OS "</domain>",
+		  "vCPU 1 is enabled and not hotpluggable" },
+		{ HEAD
+		  "<vcpu current='1'>2</vcpu><vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/>"
+		  "<vcpu id='0' enabled='no'/></vcpus>" OS "</domain>",
+		  "listed twice" },
+		{ HEAD "<vcpu>4</vcpu><cpu><topology sockets='1' cores='3' threads='1'/></cpu>" OS
+		       "</domain>",
+		  "not the 4 vCPUs" },
+		{ HEAD "<vcpu>2</vcpu>" OS
+		       "<cputune><vcpupin vcpu='2' cpuset='0'/></cputune></domain>",
+		  "<vcpupin vcpu='2'>" },
+		{ HEAD "<vcpu>2</vcpu>" OS
+		       "<cputune><vcpupin vcpu='0' cpuset='1-'/></cputune></domain>",
+		  "cpuset='1-'" },
+		{ HEAD "<vcpu>2</vcpu>" OS
+		       "<cputune><vcpusched vcpus='0' scheduler='fifo'/></cputune>"
+		       "</domain>",
+		  "priority in 1..99" },
+		{ HEAD "<vcpu>2</vcpu>" OS "<on_reboot>rename-restart</on_reboot></domain>",
+		  "<on_reboot>rename-restart" },
+		{ HEAD
+		  "<vcpu>2</vcpu><os><type>hvm</type><kernel>/k</kernel><initrd>/i</initrd></os>"
+		  "</domain>",
+		  "<os><initrd>" },
+		{ HEAD "<vcpu>2</vcpu>" OS "<metadata><p:plugvm xmlns:p='" DOMAIN_XML_PLUGVM_NS "'>"
+		       "<p:qmp/></p:plugvm></metadata></domain>",
+		  "needs path=" },
+	};
+	struct loaded l;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		load(&l, cases[i].xml);
+		if (l.ret != -EINVAL || !strstr(l.err, cases[i].want))
+			fail_msg("case %zu: ret %d, err '%s', want '%s'", i, l.ret, l.err,
+				 cases[i].want);
+		config_free(&l.cfg);
+	}
+}
+
+static void test_missing_file(void **state)
+{
+	struct vm_config cfg;
+	char err[256];
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(domain_xml_load(&cfg, "/nonexistent/d.xml", err, sizeof(err)), -ENOENT);
+	assert_contains(err, "/nonexistent/d.xml");
+	config_free(&cfg);
+}
+
+static void test_sizes(void **state)
+{
+	unsigned long long b;
+
+	(void)state;
+	assert_int_equal(domain_xml_parse_size("4", NULL, &b), 0);
+	assert_true(b == 4096);
+	assert_int_equal(domain_xml_parse_size("2", "MB", &b), 0);
+	assert_true(b == 2000000);
+	assert_int_equal(domain_xml_parse_size("3", "G", &b), 0);
+	assert_true(b == 3ull << 30);
+	assert_int_equal(domain_xml_parse_size("100", "bytes", &b), 0);
+	assert_true(b == 100);
+	assert_int_equal(domain_xml_parse_size("", "KiB", &b), -EINVAL);
+	assert_int_equal(domain_xml_parse_size("1x", "KiB", &b), -EINVAL);
+	assert_int_equal(domain_xml_parse_size("99999999999", "TiB", &b), -EINVAL);
+}
+
+static void test_cpuset(void **state)
+{
+	cpu_set_t s;
+
+	(void)state;
+	assert_int_equal(rt_parse_cpuset("0-3,^2,7", &s), 0);
+	assert_int_equal(CPU_COUNT(&s), 4);
+	assert_false(CPU_ISSET(2, &s));
+	assert_true(CPU_ISSET(7, &s));
+	assert_int_equal(rt_parse_cpuset("1", &s), 0);
+	assert_int_equal(rt_parse_cpuset("^1", &s), -EINVAL); /* empty */
+	assert_int_equal(rt_parse_cpuset("3-1", &s), -EINVAL);
+	assert_int_equal(rt_parse_cpuset("1,", &s), -EINVAL);
+	assert_int_equal(rt_parse_cpuset("a", &s), -EINVAL);
+	assert_int_equal(rt_parse_cpuset("1024", &s), -EINVAL);
+	assert_int_equal(rt_parse_cpuset("", &s), -EINVAL);
+}
+
+UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_full_document),
+	  cmocka_unit_test(test_vcpu_current_without_vcpus), cmocka_unit_test(test_refusals),
+	  cmocka_unit_test(test_missing_file), cmocka_unit_test(test_sizes),
+	  cmocka_unit_test(test_cpuset))
