@@ -30,6 +30,9 @@ SKIPPED = {
     'scripts/run-qemu.sh -smp 4 --append "selftest=all"':
         "QEMU's firmware and selftest=all take minutes here; test_qemu.py runs "
         "scripts/run-qemu.sh",
+    "scripts/run-qemu.sh --machine q35 -smp 1,maxcpus=4 --qmp /tmp/q.sock":
+        "a QEMU q35 VM that stays up for QMP; test_acpi_machines.py runs scripts/run-qemu.sh "
+        "--machine q35 (and microvm) with a QMP socket and hot-adds through it",
 }
 
 # The QMP example's socket: README says /tmp/vm.qmp; the test uses a private path instead,
