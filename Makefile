@@ -24,7 +24,7 @@ endif
 # guest agent) in vmm/control/, x86 specifics in vmm/x86/.
 VMM_CONFIG_SRCS := $(addprefix vmm/,config.c config_smp.c config_chaos.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c bus.c \
-	loader.c chaos.c console.c) $(VMM_CONFIG_SRCS)
+	loader.c chaos.c console.c sandbox.c) $(VMM_CONFIG_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c virtio_mmio.c \
@@ -35,7 +35,7 @@ VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c 
 VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c $(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
-VMM_LIBS := -lpthread -ljson-c
+VMM_LIBS := -lpthread -ljson-c -lseccomp
 
 $(B)/vmm/%.o: vmm/%.c
 	@mkdir -p $(@D)

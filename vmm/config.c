@@ -30,6 +30,10 @@ const char config_usage[] =
     "                         plugvm-PID.qmp, printed at start)\n"
     "  -S                     do not start the vCPUs until QMP `cont` (as QEMU)\n"
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
+    "  --sandbox on|off       seccomp filters per thread kind once the VM is built (default\n"
+    "                         on; off is for debugging only and says so at start)\n"
+    "  --runas USER           drop to USER's uid, gid and groups after opening /dev/kvm\n"
+    "                         and the QMP socket (as QEMU's -run-with user=)\n"
     "  --chaos[=SPEC]         testing: make the host act loaded; the seed is printed at\n"
     "                         start. SPEC: comma-separated seed=N, stall=V, irq=V, start=V;\n"
     "                         V is off, TIME or P%:TIME (TIME in us|ms|s, at most 1s; P\n"
@@ -119,6 +123,8 @@ enum opt_id {
 	OPT_PAUSED,
 	OPT_VIRTIO,
 	OPT_CHAOS,
+	OPT_SANDBOX,
+	OPT_RUNAS,
 	OPT_VERBOSE,
 	OPT_QUIET,
 	OPT_HELP,
@@ -146,6 +152,8 @@ static const struct opt opts[] = {
 	{ { "S" }, OPT_PAUSED, ARG_NONE },
 	{ { "virtio" }, OPT_VIRTIO, ARG_REQUIRED },
 	{ { "chaos" }, OPT_CHAOS, ARG_OPTIONAL },
+	{ { "sandbox" }, OPT_SANDBOX, ARG_REQUIRED },
+	{ { "runas" }, OPT_RUNAS, ARG_REQUIRED },
 	{ { "v", "verbose" }, OPT_VERBOSE, ARG_NONE },
 	{ { "q", "quiet" }, OPT_QUIET, ARG_NONE },
 	{ { "h", "help" }, OPT_HELP, ARG_NONE },
@@ -325,6 +333,23 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 			if (config_parse_chaos(&cfg->chaos, val, err, errlen))
 				return CONFIG_ERROR;
 			break;
+		case OPT_SANDBOX:
+			if (!strcmp(val, "on") || !strcmp(val, "off")) {
+				cfg->sandbox_disabled = !strcmp(val, "off");
+				break;
+			}
+			config_set_err(err, errlen, "--sandbox: '%s' is not on or off", val);
+			return CONFIG_ERROR;
+		case OPT_RUNAS:
+			if (!*val || strlen(val) > CONFIG_MAX_USER_NAME) {
+				config_set_err(err, errlen,
+					       "--runas: '%s' is not a user name (1-%d bytes)", val,
+					       CONFIG_MAX_USER_NAME);
+				return CONFIG_ERROR;
+			}
+			if (replace_str(&cfg->runas, val))
+				goto nomem;
+			break;
 		case OPT_VERBOSE:
 			if (cfg->verbosity < 2)
 				cfg->verbosity++;
@@ -351,6 +376,8 @@ void config_free(struct vm_config *cfg)
 	free(cfg->kernel_path);
 	free(cfg->cmdline);
 	free(cfg->qmp_path);
+	free(cfg->runas);
+	cfg->runas = NULL;
 	cfg->kernel_path = NULL;
 	cfg->cmdline = NULL;
 	cfg->qmp_path = NULL;

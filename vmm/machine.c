@@ -31,6 +31,7 @@
 #include "loader.h"
 #include "log.h"
 #include "plugvm_abi.h"
+#include "sandbox.h"
 #include "vcpu.h"
 #include "vm.h"
 #include "x86/acpi.h"
@@ -97,6 +98,9 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	int ret;
 
 	if (vm_init(vm, cfg))
+		return PLUGVM_EXIT_SETUP;
+	/* While this is the only thread: the SIGSYS handler is process-wide. */
+	if (sandbox_init(!cfg->sandbox_disabled))
 		return PLUGVM_EXIT_SETUP;
 
 	if (kvm_open(&vm->kvm, "/dev/kvm"))
@@ -255,6 +259,17 @@ int machine_run(struct vm *vm)
 	if (control_start(vm)) {
 		close(sig_fd);
 		return PLUGVM_EXIT_SETUP;
+	}
+	/*
+	 * Setup is over: /dev/kvm and the socket are open. Drop the user while this is the
+	 * only thread, enter the main thread's sandbox, then start the helpers in theirs (they
+	 * inherit the main filter and narrow it); every vCPU thread enters its own at start.
+	 */
+	status = vm->cfg->runas ? sandbox_drop_user(vm->cfg->runas) : 0;
+	if (status || sandbox_enter(SANDBOX_MAIN) || console_start(vm->console) ||
+	    chaos_start(vm->chaos)) {
+		close(sig_fd);
+		return status == -ENOENT ? PLUGVM_EXIT_USAGE : PLUGVM_EXIT_SETUP;
 	}
 	/* -S waits for QMP `cont`; without a control socket nothing could send it. */
 	if (!vm->cfg->start_paused || control_fd(vm) < 0)
