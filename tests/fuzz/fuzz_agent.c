@@ -7,7 +7,7 @@
  *   1 T F S4 L2 P.. a whole message: type T (low byte; 0x100 added if F bit 7), flags F & 3,
  *                   the id of the host's last request if F bit 6 (else S4's low byte), status
  *                   S4, length L2, then payload bytes from the input
- *   2 C A           QMP command C % 11 with argument byte A (a CPU, a state, a workload)
+ *   2 C A           QMP command C % 13 with argument byte A (a CPU, a state, a workload)
  * and after every step the main loop's agent_process() and the QMP server's dispatch run.
  * Every line a client gets must parse as JSON and be printable UTF-8: guest strings reach
  * clients cleaned (issue 17 A.6).
@@ -83,64 +83,58 @@ static void check_output(struct qmp_session *c)
 	qmp_session_consume(c, start);
 }
 
+/* The commands, each a format taking one kind of argument. */
+enum arg_kind { ARG_NONE, ARG_CPU, ARG_CPU_STATE, ARG_WORD, ARG_ID };
+static const struct {
+	const char *fmt;
+	enum arg_kind arg;
+} commands[] = {
+	{ "{\"execute\":\"query-agent\"}", ARG_NONE },
+	{ "{\"execute\":\"query-cpuhp-states\"}", ARG_NONE },
+	{ "{\"execute\":\"query-cpuhp\"}", ARG_NONE },
+	{ "{\"execute\":\"cpuhp-set-target\",\"arguments\":{\"cpu\":%d,\"state\":%s}}",
+	  ARG_CPU_STATE },
+	{ "{\"execute\":\"cpuhp-fail\",\"arguments\":{\"cpu\":%d,\"state\":%s}}", ARG_CPU_STATE },
+	{ "{\"execute\":\"cpuhp-subscribe\",\"arguments\":{\"enable\":%s}}", ARG_WORD },
+	{ "{\"execute\":\"query-timers\"}", ARG_NONE },
+	{ "{\"execute\":\"query-timers\",\"arguments\":{\"cpu\":%d}}", ARG_CPU },
+	{ "{\"execute\":\"query-sched\"}", ARG_NONE },
+	{ "{\"execute\":\"query-sched\",\"arguments\":{\"cpu\":%d}}", ARG_CPU },
+	{ "{\"execute\":\"query-locks\"}", ARG_NONE },
+	{ "{\"execute\":\"workload-start\",\"arguments\":{\"kind\":\"%s\"}}", ARG_WORD },
+	{ "{\"execute\":\"workload-stop\",\"arguments\":{\"id\":%u}}", ARG_ID },
+};
+
 static void command(struct qmp_session *c, uint8_t which, uint8_t arg)
 {
 	static const char *const states[] = { "\"offline\"", "\"online\"", "1", "-3" };
+	static const char *const words[] = { "true", "false", "hogs", "timers" };
+	unsigned k = which % (sizeof(commands) / sizeof(commands[0]));
+	int cpu = arg % 6 - 1; /* -1 to one past maxcpus */
 	char line[256];
-	int cpu = arg % 6 - 1; /* -1, and one past maxcpus */
+	int n;
 
-	switch (which % 11) {
-	case 0:
-		snprintf(line, sizeof(line), "{\"execute\":\"query-agent\"}\n");
+	switch (commands[k].arg) {
+	case ARG_NONE:
+		n = snprintf(line, sizeof(line), "%s", commands[k].fmt);
 		break;
-	case 1:
-		snprintf(line, sizeof(line), "{\"execute\":\"query-cpuhp-states\"}\n");
+	case ARG_CPU:
+		n = snprintf(line, sizeof(line), commands[k].fmt, cpu);
 		break;
-	case 2:
-		snprintf(line, sizeof(line), "{\"execute\":\"query-cpuhp\"}\n");
+	case ARG_CPU_STATE:
+		n = snprintf(line, sizeof(line), commands[k].fmt, cpu, states[arg % 4]);
 		break;
-	case 3:
-		snprintf(line, sizeof(line),
-			 "{\"execute\":\"cpuhp-set-target\",\"arguments\":{\"cpu\":%d,"
-			 "\"state\":%s}}\n",
-			 cpu, states[arg % 4]);
-		break;
-	case 4:
-		snprintf(line, sizeof(line),
-			 "{\"execute\":\"cpuhp-fail\",\"arguments\":{\"cpu\":%d,\"state\":%s}}\n",
-			 cpu, states[arg % 4]);
-		break;
-	case 5:
-		snprintf(line, sizeof(line),
-			 "{\"execute\":\"cpuhp-subscribe\",\"arguments\":{\"enable\":%s}}\n",
-			 arg & 1 ? "true" : "false");
-		break;
-	case 6:
-		snprintf(line, sizeof(line),
-			 arg & 1 ? "{\"execute\":\"query-timers\"}\n"
-				 : "{\"execute\":\"query-timers\",\"arguments\":{\"cpu\":%d}}\n",
-			 cpu);
-		break;
-	case 7:
-		snprintf(line, sizeof(line),
-			 arg & 1 ? "{\"execute\":\"query-sched\"}\n"
-				 : "{\"execute\":\"query-sched\",\"arguments\":{\"cpu\":%d}}\n",
-			 cpu);
-		break;
-	case 8:
-		snprintf(line, sizeof(line), "{\"execute\":\"query-locks\"}\n");
-		break;
-	case 9:
-		snprintf(line, sizeof(line),
-			 "{\"execute\":\"workload-start\",\"arguments\":{\"kind\":\"%s\"}}\n",
-			 arg & 1 ? "timers" : "hogs");
+	case ARG_WORD:
+		n = snprintf(line, sizeof(line), commands[k].fmt, words[arg % 4]);
 		break;
 	default:
-		snprintf(line, sizeof(line),
-			 "{\"execute\":\"workload-stop\",\"arguments\":{\"id\":%u}}\n", arg);
+		n = snprintf(line, sizeof(line), commands[k].fmt, (unsigned)arg);
 		break;
 	}
-	qmp_session_input(c, line, strlen(line));
+	if (n < 0 || (size_t)n >= sizeof(line) - 1)
+		abort();
+	line[n++] = '\n';
+	qmp_session_input(c, line, (size_t)n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,6 +13,7 @@
 #include "acpi_tables.h"
 #include "plugvm_agent.h"
 #include "pvh.h"
+#include "tests/unit/vmm_shim/agent_states.h"
 #include "tests/unit/vmm_shim/elf_header.h"
 #include "vmm/x86/acpi.h"
 
@@ -217,15 +218,7 @@ static void agent_seeds(void)
 	size_t n = 0;
 	unsigned i;
 
-	memset(&st, 0, sizeof(st));
-	st.total = 3;
-	st.count = 3;
-	for (i = 0; i < 3; i++) {
-		st.st[i].id = (int32_t)i;
-		st.st[i].section = (uint8_t)i;
-		st.st[i].flags = PLUGVM_AGENT_STATE_CAN_REST | PLUGVM_AGENT_STATE_CAN_FAIL;
-		snprintf(st.st[i].name, sizeof(st.st[i].name), "%s", names[i]);
-	}
+	agent_states_fill(&st, names);
 	/* HELLO event, the LIST_STATES reply to the request it causes, then QMP commands,
 	 * each answered with an empty reply to the host's last request. */
 	n += agent_msg(buf + n, PLUGVM_AGENT_HELLO, PLUGVM_AGENT_F_EVENT, 0, &h, sizeof(h));
