@@ -13,8 +13,8 @@
  * CPU would hijack it, and device-writable buffers only ever point at this test's scratch
  * pages or outside RAM (the VMM would otherwise write into the kernel for us). Run it with
  * one CPU: ejects of other present CPUs are the guest's business. Afterwards the 16550,
- * GPE and PM enables are restored, and the agent device is given back to its driver (the
- * console device is left to recover by itself, or to fall back to the 16550).
+ * GPE and PM enables are restored, and both virtio devices are set up again by their
+ * drivers (the console may also have fallen back to the 16550 meanwhile).
  */
 #include <linux/virtio_config.h>
 #include <linux/virtio_ids.h>
@@ -24,6 +24,7 @@
 #include "arch.h"
 #include "drivers/acpi_cpu_hotplug.h"
 #include "drivers/agent.h"
+#include "drivers/virtio_console.h"
 #include "drivers/virtio_mmio.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
@@ -197,7 +198,19 @@ static uint32_t pv_object(struct hostile *h, size_t len, bool start)
 	uint8_t *p;
 	size_t i;
 
-	if (rnd(h) % 4 == 0) /* an address that is not a usable object at all */
+	if (rnd(h) % 4 == 0 && start) {
+		/* Not a usable context: misaligned, or not RAM. Never whatever happens to lie
+		 * in memory, which could be a valid start of the running CPU. */
+		switch (rnd(h) % 3) {
+		case 0:
+			return (uint32_t)(uintptr_t)h->scratch + 1 + rnd(h) % 7;
+		case 1:
+			return 0xfee00000u + (rnd(h) & 0xff8);
+		default:
+			return 0xfffffff8u;
+		}
+	}
+	if (rnd(h) % 4 == 0) /* an address that is not a usable report at all */
 		return (uint32_t)nasty_addr(h) | (rnd(h) % 2 ? 0 : rnd(h) % 8);
 	off &= ~7ull;
 	p = h->scratch + off;
@@ -228,10 +241,17 @@ static uint32_t pv_object(struct hostile *h, size_t len, bool start)
 
 static void hit_pv(struct hostile *h, uint16_t port, size_t len, bool start)
 {
-	if (rnd(h) % 5 == 0)
-		hit_ports(h, port, 4, nasty32); /* wrong sizes, reads, the bytes after it */
-	else
+	uint16_t at = (uint16_t)(port + rnd(h) % 4);
+	unsigned size = nasty_size(h);
+	/* Odd: never an address a start could be read from (see pv_object()). */
+	uint32_t v = nasty32(h) | (start ? 1 : 0);
+
+	if (rnd(h) % 5)
 		outl(port, pv_object(h, len, start));
+	else if (rnd(h) % 4 == 0)
+		(void)port_read(at, size); /* reads, wrong sizes, offsets inside the port */
+	else
+		port_write(at, size, v);
 }
 
 /* PM1a: everything but SLP_EN in PM1a_CNT's high byte (that is a power-off). */
@@ -508,9 +528,13 @@ static int test_hostile(void)
 		total++;
 	}
 	restore_state(&saved);
+	/* The console device's registers were ours too: its driver sets it up again (or it
+	 * has fallen back to the 16550) before anything more is printed. */
+	if (virtio_console_recover(2000000000ull))
+		ret = selftest_fail("the virtio console cannot be set up again afterwards");
 	/* A clean line after whatever the 16550 printed. */
 	printk("\nselftest hostile: done after %lu operations\n", (unsigned long)total);
-	if (h.agent && agent_device_release())
+	if (h.agent && agent_device_release() && !ret)
 		ret = selftest_fail("the agent device cannot be set up again afterwards");
 	if (!ret && acpi_cpu_hotplug_probe())
 		ret = selftest_fail("the CPU hotplug block no longer answers");
