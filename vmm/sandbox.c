@@ -77,8 +77,9 @@ static const struct {
 	/* malloc: the vCPU threads build QMP events, the main thread everything */
 	{ SCMP_SYS(brk), M | V | C },
 	{ SCMP_SYS(mremap), M | V },
-	/* kicks: the main thread and a vCPU that direct-starts another (pthread_kill) */
-	{ SCMP_SYS(getpid), M | V },
+	/* kicks: the main thread and a vCPU that direct-starts another (pthread_kill); the
+	 * console writer's cancellation handler checks who sent it (console_destroy()) */
+	{ SCMP_SYS(getpid), M | V | C },
 	{ SCMP_SYS(tgkill), M | V },
 	/* the console writer waits for a non-blocking stdout */
 	{ SCMP_SYS(poll), M | C },

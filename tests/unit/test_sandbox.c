@@ -15,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 
+#include "vmm/console.h"
 #include "vmm/sandbox.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -136,6 +137,37 @@ static void test_helper_thread_in_its_sandbox(void **state)
 	}
 }
 
+/* The console writer stuck on a reader that never reads is cancelled at exit (glibc's
+ * cancellation signal and unwinder) inside its sandbox. */
+static void stalled_console(void *arg)
+{
+	static char junk[4096];
+	struct console *c;
+	int p[2], i;
+
+	(void)arg;
+	if (pipe(p) || sandbox_init(true) || sandbox_enter(SANDBOX_MAIN))
+		_exit(90);
+	c = console_create(p[1]);
+	if (!c || console_start(c))
+		_exit(91);
+	memset(junk, 'x', sizeof(junk));
+	for (i = 0; i < 64; i++)
+		console_write(c, junk, sizeof(junk));
+	console_destroy(c);
+	_exit(0);
+}
+
+static void test_stalled_console_writer_is_cancelled_in_its_sandbox(void **state)
+{
+	char out[1024];
+
+	(void)state;
+	assert_int_equal(unit_run_child(stalled_console, NULL, out, sizeof(out)), 0);
+	assert_not_contains(out, "forbidden system call");
+	assert_contains(out, "console: the output is not read");
+}
+
 static void bad_test_kind(void *arg)
 {
 	(void)arg;
@@ -155,4 +187,5 @@ static void test_hook_names_a_kind(void **state)
 UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_each_kind_reports_a_forbidden_call),
 	  cmocka_unit_test(test_foreign_ioctl_and_fork),
 	  cmocka_unit_test(test_helper_thread_in_its_sandbox),
+	  cmocka_unit_test(test_stalled_console_writer_is_cancelled_in_its_sandbox),
 	  cmocka_unit_test(test_hook_names_a_kind))
