@@ -38,7 +38,7 @@
 static bool filters_on;
 static int test_kind = -1; /* PLUGVM_SANDBOX_TEST */
 static const char *syscall_names[MAX_SYSCALL_NR];
-static __thread const char *thread_kind = "unconfined";
+static __thread const char *thread_kind = "new"; /* not entered yet: main's filter */
 
 static const char *const kind_names[SANDBOX_NR_KINDS] = {
 	[SANDBOX_MAIN] = "main",
