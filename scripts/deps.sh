@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
 	# build
 	gcc make libc6-dev linux-libc-dev binutils
-	libjson-c-dev libxml2-dev libxml2-utils pkg-config
+	libjson-c-dev libxml2-dev libxml2-utils pkg-config libseccomp-dev
 	# tests
 	libcmocka-dev python3 python3-pytest socat util-linux procps
 	qemu-system-x86

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sandbox.h"
 
 struct irq_change {
 	uint64_t due_ns; /* CLOCK_MONOTONIC; never below the previous entry's */
@@ -127,7 +128,7 @@ static void *injector_thread(void *arg)
 {
 	struct chaos *c = arg;
 
-	pthread_setname_np(pthread_self(), "chaos-irq");
+	/* Named "chaos-irq" by sandbox_start_thread(). */
 	pthread_mutex_lock(&c->lock);
 	while (!c->stopping) {
 		struct irq_change *ch = &c->queue[c->head];
@@ -259,7 +260,6 @@ int chaos_create(struct chaos **out, const struct chaos_config *cfg, unsigned nr
 	struct chaos *c;
 	char spec[160];
 	unsigned i;
-	int err;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -290,16 +290,6 @@ int chaos_create(struct chaos **out, const struct chaos_config *cfg, unsigned nr
 	config_format_chaos(&c->cfg, spec, sizeof(spec));
 	/* Not an error, but printed at every log level: the seed replays a failing run. */
 	log_error("chaos: %s", spec);
-	if (chaos_irq_enabled(c)) {
-		err = pthread_create(&c->injector, NULL, injector_thread, c);
-		if (err) {
-			log_error("chaos: cannot start the interrupt injector thread: %s",
-				  strerror(err));
-			chaos_destroy(c);
-			return -err;
-		}
-		c->injector_started = true;
-	}
 	*out = c;
 	return 0;
 nomem:
@@ -310,6 +300,19 @@ nomem:
 		free(c);
 	}
 	return -ENOMEM;
+}
+
+int chaos_start(struct chaos *c)
+{
+	int err;
+
+	if (!c || !chaos_irq_enabled(c) || c->injector_started)
+		return 0;
+	err = sandbox_start_thread(&c->injector, SANDBOX_CHAOS_IRQ, injector_thread, c);
+	if (err)
+		return err;
+	c->injector_started = true;
+	return 0;
 }
 
 uint64_t chaos_seed(const struct chaos *c)

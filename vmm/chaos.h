@@ -55,14 +55,20 @@ uint32_t chaos_draw(struct chaos_stream *s, const struct chaos_knob *k);
 /*
  * Set up chaos for `cfg` (cfg->enabled) and vCPU ids below `nr_vcpus`: take cfg->seed or
  * draw one from getrandom(), print "plugvm: chaos: seed=N stall=... irq=... start=..." on
- * stderr whatever the log level (a failing run must be replayable), and, if irq delays are
- * on, start the injector thread. `inject(opaque, gsi, level)` changes a line for real and
+ * stderr whatever the log level (a failing run must be replayable). `inject(opaque, gsi, level)` changes a line for real and
  * returns 0 or -errno; it is called with the chaos lock held, from the injector thread or
  * a chaos_irq_line() caller. Main thread, before any vCPU runs. Returns 0 with *out set, or
  * -errno (logged).
  */
 int chaos_create(struct chaos **out, const struct chaos_config *cfg, unsigned nr_vcpus,
 		 int (*inject)(void *opaque, uint32_t gsi, int level), void *opaque);
+
+/*
+ * If irq delays are on, start the injector thread (in its seccomp sandbox); until then
+ * delayed changes wait in the queue. Main thread, once, before any vCPU runs; NULL is fine.
+ * Returns 0 or -errno (logged).
+ */
+int chaos_start(struct chaos *c);
 
 /* The seed in use (given or drawn). */
 uint64_t chaos_seed(const struct chaos *c);

@@ -39,6 +39,10 @@ const char config_usage[] =
     "  --domain FILE.xml      a libvirt domain document (docs/domain-xml.md); the other\n"
     "                         flags override it\n"
     "  --dump-acpi DIR        debugging: write the ACPI tables to DIR/*.dat (iasl -d)\n"
+    "  --sandbox on|off       seccomp filters per thread kind once the VM is built (default\n"
+    "                         on; off is for debugging only and says so at start)\n"
+    "  --runas USER           drop to USER's uid, gid and groups after opening /dev/kvm\n"
+    "                         and the QMP socket (as QEMU's -run-with user=)\n"
     "  --chaos[=SPEC]         testing: make the host act loaded; the seed is printed at\n"
     "                         start. SPEC: comma-separated seed=N, stall=V, irq=V, start=V;\n"
     "                         V is off, TIME or P%:TIME (TIME in us|ms|s, at most 1s; P\n"
@@ -130,6 +134,8 @@ enum opt_id {
 	OPT_CHAOS,
 	OPT_DOMAIN,
 	OPT_DUMP_ACPI,
+	OPT_SANDBOX,
+	OPT_RUNAS,
 	OPT_VERBOSE,
 	OPT_QUIET,
 	OPT_HELP,
@@ -159,6 +165,8 @@ static const struct opt opts[] = {
 	{ { "chaos" }, OPT_CHAOS, ARG_OPTIONAL },
 	{ { "domain" }, OPT_DOMAIN, ARG_REQUIRED },
 	{ { "dump-acpi" }, OPT_DUMP_ACPI, ARG_REQUIRED },
+	{ { "sandbox" }, OPT_SANDBOX, ARG_REQUIRED },
+	{ { "runas" }, OPT_RUNAS, ARG_REQUIRED },
 	{ { "v", "verbose" }, OPT_VERBOSE, ARG_NONE },
 	{ { "q", "quiet" }, OPT_QUIET, ARG_NONE },
 	{ { "h", "help" }, OPT_HELP, ARG_NONE },
@@ -396,6 +404,23 @@ enum config_status config_apply_args(struct vm_config *cfg, int argc, char *cons
 			if (replace_str(&cfg->acpi_dump_dir, val))
 				goto nomem;
 			break;
+		case OPT_SANDBOX:
+			if (!strcmp(val, "on") || !strcmp(val, "off")) {
+				cfg->sandbox_disabled = !strcmp(val, "off");
+				break;
+			}
+			config_set_err(err, errlen, "--sandbox: '%s' is not on or off", val);
+			return CONFIG_ERROR;
+		case OPT_RUNAS:
+			if (!*val || strlen(val) > CONFIG_MAX_USER_NAME) {
+				config_set_err(err, errlen,
+					       "--runas: '%s' is not a user name (1-%d bytes)", val,
+					       CONFIG_MAX_USER_NAME);
+				return CONFIG_ERROR;
+			}
+			if (replace_str(&cfg->runas, val))
+				goto nomem;
+			break;
 		case OPT_VERBOSE:
 			if (cfg->verbosity < 2)
 				cfg->verbosity++;
@@ -437,6 +462,8 @@ void config_free(struct vm_config *cfg)
 	free(cfg->console_path);
 	cfg->acpi_dump_dir = NULL;
 	cfg->console_path = NULL;
+	free(cfg->runas);
+	cfg->runas = NULL;
 	cfg->kernel_path = NULL;
 	cfg->cmdline = NULL;
 	cfg->qmp_path = NULL;

@@ -17,7 +17,8 @@
 #define CONFIG_MAX_MEM_BYTES	 (256ull << 30)
 #define CONFIG_MAX_CMDLINE	 4095
 
-#define CONFIG_MAX_QMP_PATH 107 /* sockaddr_un */
+#define CONFIG_MAX_QMP_PATH  107 /* sockaddr_un */
+#define CONFIG_MAX_USER_NAME 255 /* --runas */
 
 /*
  * --chaos: host-side fault injection for testing (docs/reliability.md, "Host-side chaos").
@@ -68,6 +69,8 @@ struct vm_config {
 	bool qmp_disabled; /* --qmp none */
 	bool start_paused; /* -S: vCPUs start at QMP `cont` */
 	bool virtio_disabled; /* --virtio off: no virtio-mmio devices */
+	bool sandbox_disabled; /* --sandbox off: no seccomp filters (debugging only) */
+	char *runas; /* --runas USER: drop to that user after setup; NULL: stay */
 	uint64_t mem_bytes;
 	char *kernel_path; /* NULL: guest.elf beside the plugvm binary */
 	char *cmdline; /* guest command line, never NULL after a successful parse */

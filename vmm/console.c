@@ -19,12 +19,14 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sandbox.h"
 
 #define WRITE_CHUNK (64u << 10) /* one write(2), about a pipe's worth */
 
 struct console {
 	int fd;
 	bool is_file; /* a regular file: CONSOLE_FILE_LIMIT applies */
+	bool started; /* console_start() ran: the writer exists */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* data for the writer; room or drained for the others */
@@ -177,9 +179,7 @@ static void *writer(void *arg)
 struct console *console_create(int fd)
 {
 	struct console *c = calloc(1, sizeof(*c));
-	sigset_t all, old;
 	struct stat st;
-	int err;
 
 	if (!c || !(c->buf = malloc(CONSOLE_BUF_BYTES))) {
 		free(c);
@@ -190,20 +190,23 @@ struct console *console_create(int fd)
 	c->is_file = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->cond, NULL);
+	return c;
+}
+
+int console_start(struct console *c)
+{
+	sigset_t all, old;
+	int err;
+
 	/* Signals are for the main loop's signalfd and the vCPUs' kicks, never for the writer. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&c->thread, NULL, writer, c);
+	err = sandbox_start_thread(&c->thread, SANDBOX_CONSOLE, writer, c);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) {
-		log_error("console: cannot start its writer thread: %s", strerror(err));
-		pthread_cond_destroy(&c->cond);
-		pthread_mutex_destroy(&c->lock);
-		free(c->buf);
-		free(c);
-		return NULL;
-	}
-	return c;
+	if (err)
+		return err;
+	c->started = true;
+	return 0;
 }
 
 void console_destroy(struct console *c)
@@ -214,6 +217,8 @@ void console_destroy(struct console *c)
 
 	if (!c)
 		return;
+	if (!c->started)
+		goto free;
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += CONSOLE_EXIT_WAIT_MS / 1000;
 	deadline.tv_nsec += (CONSOLE_EXIT_WAIT_MS % 1000) * 1000000L;
@@ -237,6 +242,7 @@ void console_destroy(struct console *c)
 		pthread_cancel(c->thread);
 	}
 	pthread_join(c->thread, NULL);
+free:
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	free(c->buf);

@@ -21,13 +21,18 @@
 struct console;
 
 /*
- * Output to `fd` (not closed here) through a writer thread that has every signal blocked.
- * NULL on failure (logged).
+ * Output to `fd` (not closed here), queued until console_start(). NULL on failure (logged).
  */
 struct console *console_create(int fd);
 
 /*
- * Write what waits (waiting at most CONSOLE_EXIT_WAIT_MS for a stalled reader, then giving
+ * Start the writer thread (every signal blocked, in its seccomp sandbox). Once, before any
+ * vCPU runs. Returns 0 or -errno (logged).
+ */
+int console_start(struct console *c);
+
+/*
+ * Write what waits (if the writer was started; waiting at most CONSOLE_EXIT_WAIT_MS for a stalled reader, then giving
  * it up), stop the writer and free c. No console_write() may run any more. NULL is fine.
  */
 void console_destroy(struct console *c);

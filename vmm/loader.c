@@ -179,13 +179,16 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 	return 0;
 }
 
-int loader_load_file(struct guest_mem *m, const char *path, struct loaded_kernel *out, char *err,
+int loader_read_file(const char *path, uint64_t max, uint8_t **img, size_t *len, char *err,
 		     size_t errlen)
 {
 	struct stat st;
 	uint8_t *buf;
 	size_t done = 0;
 	int fd, ret;
+
+	*img = NULL;
+	*len = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -198,11 +201,11 @@ int loader_load_file(struct guest_mem *m, const char *path, struct loaded_kernel
 		ret = fail(err, errlen, -EINVAL, "kernel %s: not a regular file", path);
 		goto out_close;
 	}
-	if ((uint64_t)st.st_size > LOADER_MAX_FILE_BYTES || (uint64_t)st.st_size > m->size) {
+	if ((uint64_t)st.st_size > LOADER_MAX_FILE_BYTES || (uint64_t)st.st_size > max) {
 		ret = fail(err, errlen, -E2BIG,
 			   "kernel %s: %lld bytes is too large for %llu MiB of "
 			   "guest RAM",
-			   path, (long long)st.st_size, (unsigned long long)(m->size >> 20));
+			   path, (long long)st.st_size, (unsigned long long)(max >> 20));
 		goto out_close;
 	}
 	buf = malloc((size_t)st.st_size + 1);
@@ -222,16 +225,41 @@ int loader_load_file(struct guest_mem *m, const char *path, struct loaded_kernel
 		}
 		done += (size_t)n;
 	}
-	ret = loader_load_elf(m, buf, done, out, err, errlen);
+	*img = buf;
+	*len = done;
+	close(fd);
+	return 0;
+out_free:
+	free(buf);
+out_close:
+	close(fd);
+	return ret;
+}
+
+int loader_load_image(struct guest_mem *m, const char *path, const uint8_t *img, size_t len,
+		      struct loaded_kernel *out, char *err, size_t errlen)
+{
+	int ret = loader_load_elf(m, img, len, out, err, errlen);
+
 	if (ret && err && errlen) {
 		char reason[256];
 
 		snprintf(reason, sizeof(reason), "%s", err);
 		snprintf(err, errlen, "kernel %s: %s", path, reason);
 	}
-out_free:
-	free(buf);
-out_close:
-	close(fd);
+	return ret;
+}
+
+int loader_load_file(struct guest_mem *m, const char *path, struct loaded_kernel *out, char *err,
+		     size_t errlen)
+{
+	uint8_t *img;
+	size_t len;
+	int ret = loader_read_file(path, m->size, &img, &len, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = loader_load_image(m, path, img, len, out, err, errlen);
+	free(img);
 	return ret;
 }

@@ -29,6 +29,18 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 		    char *err, size_t errlen);
 
 /*
+ * Read the regular file `path` (at most LOADER_MAX_FILE_BYTES and `max` bytes) into *img
+ * (malloc'd; the caller frees it), its size in *len. Returns 0 or -errno with err naming the
+ * file and the reason.
+ */
+int loader_read_file(const char *path, uint64_t max, uint8_t **img, size_t *len, char *err,
+		     size_t errlen);
+
+/* loader_load_elf() of an image read from `path`, err prefixed with the file's name. */
+int loader_load_image(struct guest_mem *m, const char *path, const uint8_t *img, size_t len,
+		      struct loaded_kernel *out, char *err, size_t errlen);
+
+/*
  * Read `path` and load it as above. Returns 0 or -errno; err names the file and the reason
  * (missing, unreadable, too large, not an ELF, ...).
  */

@@ -31,6 +31,7 @@
 #include "loader.h"
 #include "log.h"
 #include "plugvm_abi.h"
+#include "sandbox.h"
 #include "vcpu.h"
 #include "vm.h"
 #include "x86/acpi.h"
@@ -45,10 +46,18 @@ static int load_guest(struct vm *vm)
 	struct loaded_kernel k;
 	char err[512];
 	uint8_t *acpi;
+	bool first = !vm->kernel_img;
 	gpa_t rsdp;
 	int ret;
 
-	ret = loader_load_file(&vm->mem, vm->cfg->kernel_path, &k, err, sizeof(err));
+	ret = first ? loader_read_file(vm->cfg->kernel_path, vm->mem.size, &vm->kernel_img,
+				       &vm->kernel_len, err, sizeof(err))
+		    : 0;
+	if (first && !ret)
+		vm->kernel_abs = realpath(vm->cfg->kernel_path, NULL);
+	if (!ret)
+		ret = loader_load_image(&vm->mem, vm->cfg->kernel_path, vm->kernel_img,
+					vm->kernel_len, &k, err, sizeof(err));
 	if (ret) {
 		log_error("%s", err);
 		return PLUGVM_EXIT_USAGE;
@@ -61,7 +70,8 @@ static int load_guest(struct vm *vm)
 			  LAYOUT_ACPI_SIZE >> 10);
 		return PLUGVM_EXIT_SETUP;
 	}
-	if (vm->cfg->acpi_dump_dir &&
+	/* Once, at start: the tables are the same after a reset (and files are not opened then). */
+	if (first && vm->cfg->acpi_dump_dir &&
 	    acpi_dump(acpi, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, vm->cfg->acpi_dump_dir))
 		return PLUGVM_EXIT_SETUP;
 	{
@@ -106,6 +116,9 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	int ret;
 
 	if (vm_init(vm, cfg))
+		return PLUGVM_EXIT_SETUP;
+	/* While this is the only thread: the SIGSYS handler is process-wide. */
+	if (sandbox_init(!cfg->sandbox_disabled))
 		return PLUGVM_EXIT_SETUP;
 
 	if (kvm_open(&vm->kvm, "/dev/kvm"))
@@ -322,8 +335,6 @@ int machine_run(struct vm *vm)
 	}
 
 	ret = control_start(vm);
-	if (!ret && add_start_cpus(vm))
-		ret = -EIO; /* logged: a setup failure, not a bad flag */
 	if (ret) {
 		close(sig_fd);
 		/* A socket path that cannot be used is a bad flag (exit 2), as a bad kernel file. */
@@ -332,6 +343,19 @@ int machine_run(struct vm *vm)
 			       ret == -EADDRINUSE
 			   ? PLUGVM_EXIT_USAGE
 			   : PLUGVM_EXIT_SETUP;
+	}
+	/*
+	 * Setup is over: /dev/kvm and the socket are open. Drop the user while this is the
+	 * only thread, enter the main thread's sandbox, then start the helpers in theirs (they
+	 * inherit the main filter and narrow it); every vCPU thread enters its own at start,
+	 * the <vcpus> hot-added at start included (after the user is dropped: glibc's setuid
+	 * would make each thread call setresuid, which no vCPU filter allows).
+	 */
+	status = vm->cfg->runas ? sandbox_drop_user(vm->cfg->runas) : 0;
+	if (status || sandbox_enter(SANDBOX_MAIN) || console_start(vm->console) ||
+	    chaos_start(vm->chaos) || add_start_cpus(vm)) {
+		close(sig_fd);
+		return status == -ENOENT ? PLUGVM_EXIT_USAGE : PLUGVM_EXIT_SETUP;
 	}
 	/* -S: the vCPUs wait for QMP `cont` (config refuses -S without a socket). */
 	cpus_start_boot(vm->cpus, vm->cfg->start_paused);
@@ -368,5 +392,9 @@ void machine_destroy(struct vm *vm)
 	vm->console = NULL;
 	kvm_close(&vm->kvm);
 	mem_destroy(&vm->mem);
+	free(vm->kernel_img);
+	free(vm->kernel_abs);
+	vm->kernel_img = NULL;
+	vm->kernel_abs = NULL;
 	vm_fini(vm);
 }

@@ -24,6 +24,7 @@
 #include "exitcode.h"
 #include "log.h"
 #include "rt_tune.h"
+#include "sandbox.h"
 #include "vm.h"
 #include "x86/cpu.h"
 
@@ -481,6 +482,11 @@ static void *vcpu_thread(void *arg)
 	snprintf(name, sizeof(name), "vcpu%d", v->id);
 	pthread_setname_np(pthread_self(), name);
 	rt_tune_vcpu(&v->vm->cfg->rt, (unsigned)v->id); /* <cputune>: before the first KVM_RUN */
+	/* A hot-added vCPU inherits the main thread's filter and narrows it to its own. */
+	if (sandbox_enter(SANDBOX_VCPU)) {
+		vm_request_stop(v->vm, PLUGVM_EXIT_INTERNAL);
+		return NULL;
+	}
 	this_run = v->run;
 	if (v->hot_added)
 		chaos_vcpu_start(v->vm->chaos, (unsigned)v->id, &v->stop);
@@ -528,6 +534,7 @@ int vcpu_start_thread(struct vcpu *v, bool hot_added)
 	sigdelset(&all, SIGBUS);
 	sigdelset(&all, SIGFPE);
 	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGSYS); /* a seccomp violation is reported, not silently fatal */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&v->thread, NULL, vcpu_thread, v);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -37,6 +37,11 @@ struct vm {
 	struct bus mmio;
 	struct cpuid_config cpuid;
 	uint32_t entry; /* PVH entry */
+	/* The kernel file as read at start: system_reset loads it again from here (the
+	 * sandboxed main thread opens no files). */
+	uint8_t *kernel_img;
+	size_t kernel_len;
+	char *kernel_abs; /* its absolute path, resolved at start (NULL: could not be) */
 	gpa_t start_info;
 
 	struct cpus *cpus; /* every possible vCPU and its life (cpus.h) */

@@ -43,6 +43,8 @@ static struct virtio_dev *dev;
 static struct virtio_tx tx;
 static bool active; /* registered as the console, not fallen back */
 static struct virtio_wait waiter;
+static int reinit_asked; /* virtio_console_recover(): set the device up again */
+static unsigned long reinits; /* set-ups done by the "vcon" thread since boot */
 
 /* The "vcon" thread only: */
 static struct virtio_rx rx;
@@ -140,6 +142,7 @@ static void vcon_reinit(void)
 		return;
 	}
 	virtio_rx_fill(&rx, true);
+	__atomic_fetch_add(&reinits, 1, __ATOMIC_RELEASE);
 	printk("virtio-console: device reset and re-initialised\n");
 }
 
@@ -154,7 +157,7 @@ static int vcon_main(void *arg)
 
 		if (!READ_ONCE(active))
 			return 0;
-		if (reset) {
+		if (reset || __atomic_exchange_n(&reinit_asked, 0, __ATOMIC_ACQ_REL)) {
 			vcon_reinit();
 			continue;
 		}
@@ -180,4 +183,21 @@ void virtio_console_start(void)
 		pr_warn("virtio-console: cannot start the input thread\n");
 	else
 		pr_debug("virtio-console: input ready (type help)\n");
+}
+
+int virtio_console_recover(uint64_t timeout_ns)
+{
+	unsigned long before = __atomic_load_n(&reinits, __ATOMIC_ACQUIRE);
+	uint64_t deadline = arch_now_ns() + timeout_ns;
+
+	if (!READ_ONCE(active))
+		return 0;
+	__atomic_store_n(&reinit_asked, 1, __ATOMIC_RELEASE);
+	virtio_wait_request_reset(&waiter);
+	while (__atomic_load_n(&reinits, __ATOMIC_ACQUIRE) == before && READ_ONCE(active)) {
+		if (arch_now_ns() >= deadline)
+			return -ETIMEDOUT;
+		sleep_ns(1000000);
+	}
+	return 0;
 }

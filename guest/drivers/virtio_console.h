@@ -10,6 +10,7 @@
 #define PLUGVM_DRIVERS_VIRTIO_CONSOLE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /*
  * Bring up the device's transmit side and make it the console. Boot CPU, once, after
@@ -21,6 +22,13 @@ bool virtio_console_init(void);
 void virtio_console_start(void);
 /* True while console output goes through virtio (not fallen back to the 16550). */
 bool virtio_console_active(void);
+/*
+ * Something other than this driver wrote the device's registers (the `hostile` self-test):
+ * have the input thread reset it and set it up again, and wait at most timeout_ns for that.
+ * Thread context. Returns 0 (done, or the console already fell back to the 16550) or
+ * -ETIMEDOUT.
+ */
+int virtio_console_recover(uint64_t timeout_ns);
 
 /* Notifications sent to the device for output so far (the monitor's `stats`). Any context. */
 unsigned long virtio_console_kicks(void);

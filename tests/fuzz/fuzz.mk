@@ -12,7 +12,8 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initia
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -DPLUGVM_HOST_TEST \
 	-Itests/unit/shim -Iguest -Icommon -I.
-FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio
+FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio fuzz_hotplug \
+	fuzz_agent
 
 # The guest's printk.c defines vsnprintf/snprintf: rename them so libc keeps its own.
 FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
@@ -23,6 +24,10 @@ FUZZ_fuzz_config_SRCS := $(VMM_CONFIG_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_SRCS := $(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_LIBS := -ljson-c
 FUZZ_fuzz_virtio_SRCS := vmm/devices/virtio_mmio.c vmm/control/agent_frame.c vmm/mem.c vmm/log.c
+FUZZ_fuzz_hotplug_SRCS := vmm/devices/acpi_cpu_hotplug.c vmm/devices/direct_start.c \
+	vmm/devices/hotplug_report.c vmm/devices/pv_port.c vmm/bus.c vmm/mem.c vmm/log.c
+FUZZ_fuzz_agent_SRCS := $(VMM_AGENT_SRCS) $(VMM_QMP_SRCS) vmm/log.c
+FUZZ_fuzz_agent_LIBS := -ljson-c
 
 FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/arch/x86/acpi.h vmm/*.h vmm/*/*.h \
 	tests/unit/shim/*.h)
@@ -51,6 +56,27 @@ fuzz-smoke: fuzz-build
 			build/fuzz/corpus/$$t tests/fuzz/corpus/$$t > build/fuzz/$$t.log 2>&1 || \
 			{ tail -n 60 build/fuzz/$$t.log; echo "FAILED: $$t"; fail=1; }; \
 	done; exit $$fail
+
+# `make fuzz`: every target for FUZZ_TIME seconds each (default 60), one after another,
+# growing build/fuzz/corpus/<target>/; a progress line per target every few seconds
+# (libFuzzer's pulses: runs, coverage, corpus size) and its final stats. FUZZ_TARGET=name
+# runs one. A crash stops it with the reproducer's path (build/fuzz/artifacts/).
+FUZZ_TIME ?= 60
+FUZZ_TARGET ?= $(FUZZ_TARGETS)
+.PHONY: fuzz
+fuzz: fuzz-build
+	@mkdir -p build/fuzz/artifacts
+	@set -o pipefail; n=0; total=$(words $(FUZZ_TARGET)); for t in $(FUZZ_TARGET); do \
+		n=$$((n + 1)); \
+		echo "  FUZZ    [$$n/$$total] $$t for $(FUZZ_TIME)s"; \
+		mkdir -p build/fuzz/corpus/$$t; \
+		build/fuzz/$$t -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
+			-print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/$$t- \
+			build/fuzz/corpus/$$t tests/fuzz/corpus/$$t 2>&1 | tee build/fuzz/$$t.log | \
+			grep --line-buffered -E '(INITED|pulse|DONE) |stat::number_of_executed_units|ERROR|==[0-9]+==' | \
+			sed -u "s/^/          $$t: /" || \
+			{ echo "FAILED: $$t (build/fuzz/$$t.log; reproducer in build/fuzz/artifacts/)"; exit 1; }; \
+	done
 
 # Regenerate the seed corpora (committed) from tests/fuzz/mkseeds.c.
 fuzz-seeds:

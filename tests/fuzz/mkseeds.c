@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "acpi_tables.h"
+#include "plugvm_agent.h"
 #include "pvh.h"
+#include "tests/unit/vmm_shim/agent_states.h"
 #include "tests/unit/vmm_shim/elf_header.h"
 #include "vmm/x86/acpi.h"
 
@@ -141,6 +143,104 @@ static void virtio_seed(void)
 	put("fuzz_virtio", "agent-hello", buf, off);
 }
 
+/* fuzz_hotplug: an 8-byte step (op, arg, value, offset); see its file comment. */
+static size_t hp_step(uint8_t *p, uint8_t op, uint8_t arg, uint32_t value, uint16_t offset)
+{
+	p[0] = op;
+	p[1] = arg;
+	memcpy(p + 2, &value, 4);
+	memcpy(p + 6, &offset, 2);
+	return 8;
+}
+
+static void hotplug_seeds(void)
+{
+	uint8_t buf[512];
+	size_t n;
+
+	/* 4 slots, 1 present, APIC IDs 0-1 running: the guest driver's hot-add dialogue. */
+	n = 0;
+	buf[n++] = 0x03;
+	buf[n++] = 0x03;
+	n += hp_step(buf + n, 6, 1, 0, 0); /* host: plug slot 1 */
+	n += hp_step(buf + n, 0, 0, 0, 0); /* legacy -> modern */
+	n += hp_step(buf + n, 0 | 2 << 3, 0, 0, 0); /* selector 0 (32-bit) */
+	n += hp_step(buf + n, 0, 5, 0, 0); /* command: next event */
+	n += hp_step(buf + n, 1 | 2 << 3, 8, 0, 0); /* read: the slot */
+	n += hp_step(buf + n, 0 | 2 << 3, 0, 1, 0); /* selector 1 */
+	n += hp_step(buf + n, 1, 4, 0, 0); /* flags */
+	n += hp_step(buf + n, 0, 4, 2, 0); /* clear insert */
+	n += hp_step(buf + n, 0, 5, 1, 0); /* OST event */
+	n += hp_step(buf + n, 0 | 2 << 3, 8, 1, 0);
+	n += hp_step(buf + n, 0, 5, 2, 0); /* OST status */
+	n += hp_step(buf + n, 0 | 2 << 3, 8, 0, 0);
+	n += hp_step(buf + n, 7, 1, 0, 0); /* host: unplug request */
+	n += hp_step(buf + n, 0, 4, 8, 0); /* eject */
+	put("fuzz_hotplug", "add-remove", buf, n);
+
+	/* A start context at 0x1000 for APIC ID 1 (entry 0x2000, stack 0x3000, CR3 0x4000),
+	 * then a report at 0x1100, each announced on its port. */
+	n = 0;
+	buf[n++] = 0x03;
+	buf[n++] = 0x03;
+	n += hp_step(buf + n, 4, 0, 1, 0x1000); /* apic_id */
+	n += hp_step(buf + n, 4, 0, 0x2000, 0x1008); /* entry */
+	n += hp_step(buf + n, 4, 0, 0x3000, 0x1010); /* stack */
+	n += hp_step(buf + n, 4, 0, 0x4000, 0x1018); /* cr3 */
+	n += hp_step(buf + n, 3 | 2 << 3, 0, 0x1000, 0);
+	n += hp_step(buf + n, 4, 0, 1, 0x1100); /* apic_id */
+	n += hp_step(buf + n, 4, 0, 1, 0x1104); /* op: online */
+	n += hp_step(buf + n, 4, 0, 12345, 0x1110); /* guest_ns */
+	n += hp_step(buf + n, 2 | 2 << 3, 0, 0x1100, 0);
+	n += hp_step(buf + n, 2 | 2 << 3, 3, 0x1100, 0); /* string OUT, 4 times */
+	put("fuzz_hotplug", "start-report", buf, n);
+}
+
+/* fuzz_agent: a whole message step (op 1) with `len` payload bytes from `payload`. */
+static size_t agent_msg(uint8_t *p, uint8_t type, uint8_t flags, int32_t status,
+			const void *payload, uint16_t len)
+{
+	p[0] = 1;
+	p[1] = type;
+	p[2] = flags;
+	memcpy(p + 3, &status, 4);
+	memcpy(p + 7, &len, 2);
+	memcpy(p + 9, payload, len);
+	return 9 + (size_t)len;
+}
+
+static void agent_seeds(void)
+{
+	static uint8_t buf[8192];
+	struct plugvm_agent_hello h = { .version = 1, .nr_cpus = 4, .nr_states = 3 };
+	struct plugvm_agent_states st;
+	static const char *const names[] = { "offline", "work:prepare", "online" };
+	size_t n = 0;
+	unsigned i;
+
+	agent_states_fill(&st, names);
+	/* HELLO event, the LIST_STATES reply to the request it causes, then QMP commands,
+	 * each answered with an empty reply to the host's last request. */
+	n += agent_msg(buf + n, PLUGVM_AGENT_HELLO, PLUGVM_AGENT_F_EVENT, 0, &h, sizeof(h));
+	n += agent_msg(buf + n, PLUGVM_AGENT_LIST_STATES, 0x40 | PLUGVM_AGENT_F_REPLY, 0, &st,
+		       sizeof(st));
+	for (i = 0; i < 11; i++) {
+		buf[n++] = 2;
+		buf[n++] = (uint8_t)i;
+		buf[n++] = 2;
+		n +=
+		    agent_msg(buf + n, (uint8_t)(i % 8 + 1), 0x40 | PLUGVM_AGENT_F_REPLY, 0, "", 0);
+	}
+	put("fuzz_agent", "hello-states-commands", buf, n);
+	/* Raw bytes: half a message, then a whole HELLO split across two steps. */
+	n = 0;
+	buf[n++] = 0;
+	buf[n++] = 4;
+	memcpy(buf + n, "AGNT", 4);
+	n += 4;
+	put("fuzz_agent", "raw-partial", buf, n);
+}
+
 int main(void)
 {
 	static const char *const lines[] = {
@@ -194,5 +294,7 @@ int main(void)
 	put("fuzz_config", "argv3", argv3, sizeof(argv3) - 1);
 	put("fuzz_config", "argv4-chaos", argv4, sizeof(argv4) - 1);
 	virtio_seed();
+	hotplug_seeds();
+	agent_seeds();
 	return 0;
 }

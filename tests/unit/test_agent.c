@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include "tests/unit/vmm_shim/agent_states.h"
 #include "tests/unit/vmm_shim/qmp_client.h"
 #include "vmm/control/agent.h"
 #include "vmm/control/control_agent.h"
@@ -96,18 +97,9 @@ static void guest_reply(int32_t status, const void *payload, uint32_t len)
 static void guest_states(const char *const names[3])
 {
 	struct plugvm_agent_states st;
-	unsigned i;
 
 	assert_int_equal(sent.last.hdr.type, PLUGVM_AGENT_LIST_STATES);
-	memset(&st, 0, sizeof(st));
-	st.total = 3;
-	st.count = 3;
-	for (i = 0; i < 3; i++) {
-		st.st[i].id = (int32_t)i;
-		st.st[i].section = (uint8_t)i;
-		st.st[i].flags = PLUGVM_AGENT_STATE_CAN_REST | PLUGVM_AGENT_STATE_CAN_FAIL;
-		snprintf(st.st[i].name, sizeof(st.st[i].name), "%s", names[i]);
-	}
+	agent_states_fill(&st, names);
 	guest_reply(0, &st, sizeof(st));
 }
 

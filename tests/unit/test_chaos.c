@@ -77,6 +77,7 @@ static struct chaos *new_chaos(uint64_t seed, struct chaos_knob stall, struct ch
 
 	assert_int_equal(chaos_create(&c, &cfg, 4, record, r), 0);
 	assert_non_null(c);
+	assert_int_equal(chaos_start(c), 0);
 	return c;
 }
 

@@ -518,6 +518,30 @@ static void test_qmp(void **state)
 	config_free(&p.cfg);
 }
 
+static void test_sandbox_runas(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "--smp", "1", NULL);
+	assert_false(p.cfg.sandbox_disabled);
+	assert_null(p.cfg.runas);
+	config_free(&p.cfg);
+	parse(&p, "--sandbox", "off", "--runas=nobody", "--runas", "daemon", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_true(p.cfg.sandbox_disabled);
+	assert_string_equal(p.cfg.runas, "daemon");
+	config_free(&p.cfg);
+	assert_null(p.cfg.runas);
+	parse(&p, "--sandbox=off", "--sandbox=on", NULL);
+	assert_false(p.cfg.sandbox_disabled);
+	config_free(&p.cfg);
+	parse_fails("--sandbox: 'no' is not on or off", "--sandbox", "no");
+	parse_fails("needs a value", "--sandbox");
+	parse_fails("--runas: '' is not a user name", "--runas", "");
+	parse_fails("needs a value", "--runas");
+}
+
 static void test_smp_topology(void **state)
 {
 	/* maxcpus and the topology each -smp gives, as QEMU 7.2 infers what is missing. */
@@ -703,8 +727,9 @@ int main(void)
 		cmocka_unit_test(test_mem_values),	 cmocka_unit_test(test_mem_errors),
 		cmocka_unit_test(test_smp_values),	 cmocka_unit_test(test_smp_errors),
 		cmocka_unit_test(test_smp_err_buffer),	 cmocka_unit_test(test_qmp),
-		cmocka_unit_test(test_smp_topology),	 cmocka_unit_test(test_chaos_flag),
-		cmocka_unit_test(test_chaos_values),	 cmocka_unit_test(test_chaos_errors),
+		cmocka_unit_test(test_smp_topology),	 cmocka_unit_test(test_sandbox_runas),
+		cmocka_unit_test(test_chaos_flag),	 cmocka_unit_test(test_chaos_values),
+		cmocka_unit_test(test_chaos_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,6 +51,7 @@ static void test_output_in_order(void **state)
 	(void)state;
 	assert_int_equal(pipe(p), 0);
 	c = console_create(p[1]);
+	assert_int_equal(console_start(c), 0);
 	assert_non_null(c);
 	for (i = 0; i < 1000; i++) {
 		snprintf(line, sizeof(line), "line %u\n", i);
@@ -84,6 +85,7 @@ static void test_stalled_reader_never_stalls_the_writer(void **state)
 	(void)state;
 	assert_int_equal(pipe(p), 0);
 	c = console_create(p[1]);
+	assert_int_equal(console_start(c), 0);
 	assert_non_null(c);
 	memset(chunk, 'x', sizeof(chunk));
 	chunk[sizeof(chunk) - 1] = '\n';
@@ -140,6 +142,7 @@ static void test_exit_with_a_stalled_reader(void **state)
 	(void)state;
 	assert_int_equal(pipe(p), 0);
 	c = console_create(p[1]);
+	assert_int_equal(console_start(c), 0);
 	assert_non_null(c);
 	memset(chunk, 'y', sizeof(chunk));
 	console_write(c, chunk, sizeof(chunk));
@@ -163,6 +166,7 @@ static void test_closed_reader(void **state)
 	assert_int_equal(pipe(p), 0);
 	close(p[0]);
 	c = console_create(p[1]);
+	assert_int_equal(console_start(c), 0);
 	assert_non_null(c);
 	for (i = 0; i < 100; i++)
 		console_write(c, "gone\n", 5);

@@ -168,6 +168,7 @@ static int setup(void **state)
 	vm.mmio.name = "mmio";
 	assert_int_equal(mem_init(&vm.mem, RAM), 0);
 	vm.console = console_create(STDOUT_FILENO);
+	assert_int_equal(console_start(vm.console), 0);
 	assert_non_null(vm.console);
 	assert_int_equal(virtio_devices_init(&vm), 0);
 	virtio_agent_set_ops(&vm, &(struct virtio_agent_ops){ .rx = agent_rx });

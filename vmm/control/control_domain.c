@@ -21,7 +21,6 @@ static struct json_object *query_domain(void *ctx, struct json_object *args, str
 	struct vm *vm = ctx;
 	const struct vm_config *cfg = vm->cfg;
 	struct json_object *r = json_object_new_object(), *topo = json_object_new_object();
-	char *kernel = cfg->kernel_path ? realpath(cfg->kernel_path, NULL) : NULL;
 
 	(void)args;
 	(void)err;
@@ -35,9 +34,11 @@ static struct json_object *query_domain(void *ctx, struct json_object *args, str
 	json_object_object_add(topo, "cores", json_object_new_int((int)cfg->topo.cores));
 	json_object_object_add(topo, "threads", json_object_new_int((int)cfg->topo.threads));
 	json_object_object_add(r, "topology", topo);
-	/* Absolute, as libvirt's schema wants it; the path as given if it cannot be resolved. */
-	add_str(r, "kernel", kernel ? kernel : cfg->kernel_path);
-	free(kernel);
+	/*
+	 * Absolute, as libvirt's schema wants it (resolved at start: the sandboxed main thread
+	 * reads no links); the path as given if it could not be resolved.
+	 */
+	add_str(r, "kernel", vm->kernel_abs ? vm->kernel_abs : cfg->kernel_path);
 	add_str(r, "cmdline", cfg->cmdline);
 	add_str(r, "qmp", cfg->qmp_path);
 	add_str(r, "console-file", cfg->console_path);

@@ -20,7 +20,12 @@ void *pv_port_request(struct pv_port *port, const struct guest_mem *mem, uint64_
 		return NULL;
 	}
 	memcpy(&gpa, data, 4);
-	p = (gpa & (port->align - 1)) ? NULL : mem_gpa_ptr(mem, gpa, port->len);
+	if (gpa & (port->align - 1)) {
+		log_guest_warn(&port->rl, "%s: %s%#x is not %u-byte aligned", port->name,
+			       port->object, gpa, port->align);
+		return NULL;
+	}
+	p = mem_gpa_ptr(mem, gpa, port->len);
 	if (!p) {
 		log_guest_warn(&port->rl, "%s: %s%#x is not in guest RAM", port->name, port->object,
 			       gpa);

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: MIT
+/*
+ * seccomp allow-lists per thread kind, the SIGSYS report, and --runas. Each kind's list is
+ * what its code paths call (glibc's wrappers included: pthread_create is clone + mmap +
+ * mprotect, pthread_kill is getpid + tgkill, malloc is brk/mmap/munmap/madvise); ioctl is
+ * allowed only for the KVM requests the kind issues, mmap and mprotect never with PROT_EXEC,
+ * clone only for threads (clone3 fails with ENOSYS so glibc falls back to clone, whose flags
+ * a filter can see). The SIGSYS handler only writes and exits: async-signal-safe.
+ */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <linux/kvm.h>
+#include <linux/seccomp.h>
+#include <malloc.h>
+#include <pwd.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/sysinfo.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "log.h"
+
+#define MAX_SYSCALL_NR 512 /* names the SIGSYS report can print */
+
+static bool filters_on;
+static int test_kind = -1; /* PLUGVM_SANDBOX_TEST */
+static const char *syscall_names[MAX_SYSCALL_NR];
+static __thread const char *thread_kind = "new"; /* not entered yet: main's filter */
+
+static const char *const kind_names[SANDBOX_NR_KINDS] = {
+	[SANDBOX_MAIN] = "main",
+	[SANDBOX_VCPU] = "vcpu",
+	[SANDBOX_CONSOLE] = "console",
+	[SANDBOX_CHAOS_IRQ] = "chaos-irq",
+};
+
+/* Which kinds may make a call: a bit per kind. */
+#define M   (1u << SANDBOX_MAIN)
+#define V   (1u << SANDBOX_VCPU)
+#define C   (1u << SANDBOX_CONSOLE)
+#define I   (1u << SANDBOX_CHAOS_IRQ)
+#define ALL (M | V | C | I)
+
+/* Calls allowed whatever their arguments. */
+static const struct {
+	int nr;
+	unsigned kinds;
+} plain_rules[] = {
+	/* every thread: locks, time, logging, signal return, the end of a thread */
+	{ SCMP_SYS(futex), ALL },
+	{ SCMP_SYS(write), ALL },
+	{ SCMP_SYS(clock_gettime), ALL },
+	{ SCMP_SYS(clock_nanosleep), ALL },
+	{ SCMP_SYS(nanosleep), ALL },
+	{ SCMP_SYS(rt_sigprocmask), ALL },
+	{ SCMP_SYS(rt_sigreturn), ALL },
+	{ SCMP_SYS(restart_syscall), ALL },
+	{ SCMP_SYS(gettid), ALL },
+	{ SCMP_SYS(madvise), ALL }, /* glibc frees a dead thread's stack with it */
+	{ SCMP_SYS(munmap), ALL },
+	{ SCMP_SYS(exit), ALL },
+	{ SCMP_SYS(exit_group), ALL },
+	{ SCMP_SYS(sched_yield), ALL },
+	/* malloc: the vCPU threads build QMP events, the main thread everything */
+	{ SCMP_SYS(brk), M | V | C },
+	{ SCMP_SYS(mremap), M | V },
+	/* kicks: the main thread and a vCPU that direct-starts another (pthread_kill); the
+	 * console writer's cancellation handler checks who sent it (console_destroy()) */
+	{ SCMP_SYS(getpid), M | V | C },
+	{ SCMP_SYS(tgkill), M | V },
+	/* the console writer waits for a non-blocking stdout */
+	{ SCMP_SYS(poll), M | C },
+	{ SCMP_SYS(ppoll), M | C },
+	/* the event loop: QMP sockets, eventfds, signalfd, stdin, teardown */
+	{ SCMP_SYS(read), M },
+	{ SCMP_SYS(readv), M },
+	{ SCMP_SYS(writev), M },
+	{ SCMP_SYS(close), M },
+	{ SCMP_SYS(epoll_create1), M }, /* the event loop sets up after the sandbox */
+	{ SCMP_SYS(epoll_wait), M },
+	{ SCMP_SYS(epoll_pwait), M },
+	{ SCMP_SYS(epoll_ctl), M },
+	{ SCMP_SYS(accept4), M },
+	{ SCMP_SYS(recvfrom), M },
+	{ SCMP_SYS(recvmsg), M },
+	{ SCMP_SYS(sendto), M },
+	{ SCMP_SYS(sendmsg), M },
+	{ SCMP_SYS(shutdown), M },
+	{ SCMP_SYS(fcntl), M },
+	{ SCMP_SYS(fstat), M },
+	{ SCMP_SYS(newfstatat), M },
+	{ SCMP_SYS(unlink), M }, /* the QMP socket at exit */
+	{ SCMP_SYS(pread64), M }, /* query-stats: KVM's statistics fds */
+	/* <cputune>: a vCPU thread sets its own affinity and policy before it narrows its
+	 * filter; a hot-added one does so under the main thread's (the union) */
+	{ SCMP_SYS(sched_setaffinity), V },
+	{ SCMP_SYS(sched_setscheduler), V },
+	/* a new thread's first steps in glibc, under the main thread's inherited filter */
+	{ SCMP_SYS(set_robust_list), M },
+	{ SCMP_SYS(rseq), M },
+};
+
+/* KVM ioctls per kind. */
+static const struct {
+	unsigned long req;
+	unsigned kinds;
+} ioctl_rules[] = {
+	{ KVM_RUN, V },
+	{ KVM_IRQ_LINE, M | V | I },
+	{ KVM_GET_REGS, M | V },
+	{ KVM_SET_REGS, M | V },
+	{ KVM_GET_SREGS, M | V },
+	{ KVM_SET_SREGS, M | V },
+	{ KVM_SET_MP_STATE, M | V },
+	{ KVM_TRANSLATE, M | V }, /* the crash dump */
+	/* hot-add: a new vCPU (vcpu.c:vcpu_create) or a parked one reset (vcpu_reset_for_sipi) */
+	{ KVM_CREATE_VCPU, M },
+	{ KVM_GET_TSC_KHZ, M },
+	{ KVM_SET_CPUID2, M },
+	{ KVM_GET_LAPIC, M },
+	{ KVM_SET_LAPIC, M },
+	{ KVM_GET_FPU, M },
+	{ KVM_SET_FPU, M },
+	{ KVM_GET_STATS_FD, M }, /* vcpu_create: query-stats' fd, opened before it runs */
+	/* system_reset (machine.c): the chips and vCPU 0 at power-on state */
+	{ KVM_SET_IRQCHIP, M },
+	{ KVM_SET_MSRS, M | V },
+};
+
+const char *sandbox_kind_name(enum sandbox_kind kind)
+{
+	return (unsigned)kind < SANDBOX_NR_KINDS ? kind_names[kind] : "unknown";
+}
+
+static size_t put(char *buf, size_t at, size_t cap, const char *s)
+{
+	while (*s && at < cap)
+		buf[at++] = *s++;
+	return at;
+}
+
+/* v in `base` at the end of buf; returns where it starts. Async-signal-safe. */
+static const char *fmt_num(char *buf, size_t len, uint64_t v, unsigned base)
+{
+	size_t i = len;
+
+	buf[--i] = '\0';
+	do {
+		buf[--i] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v && i);
+	return buf + i;
+}
+
+/* SIGSYS from a filter: name the thread kind and the call, then end the process. */
+static void sigsys_handler(int sig, siginfo_t *si, void *uctx)
+{
+	const ucontext_t *uc = uctx;
+	char line[256], num[24], req[24];
+	const char *name = NULL;
+	unsigned nr = (unsigned)si->si_syscall;
+	size_t n = 0;
+
+	(void)sig;
+	if (nr < MAX_SYSCALL_NR)
+		name = syscall_names[nr];
+	n = put(line, n, sizeof(line), "plugvm: sandbox: the ");
+	n = put(line, n, sizeof(line), thread_kind);
+	n = put(line, n, sizeof(line), " thread made a forbidden system call: ");
+	n = put(line, n, sizeof(line), name ? name : "?");
+	n = put(line, n, sizeof(line), " (");
+	n = put(line, n, sizeof(line), fmt_num(num, sizeof(num), nr, 10));
+	if (nr == SCMP_SYS(ioctl)) {
+		/* Which request: the second argument, still in its register. */
+		n = put(line, n, sizeof(line), ", request 0x");
+		n = put(line, n, sizeof(line),
+			fmt_num(req, sizeof(req), (uint64_t)uc->uc_mcontext.gregs[REG_RSI], 16));
+	}
+	n = put(line, n, sizeof(line), "); ending the VM\n");
+	if (write(STDERR_FILENO, line, n) < 0) {
+		/* nothing left to tell */
+	}
+	_exit(PLUGVM_EXIT_INTERNAL);
+}
+
+static void *wait_for_cancel(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/*
+ * glibc sets threads and cancellation up lazily: the first pthread_create() of a
+ * single-threaded process installs its internal signal handlers (rt_sigaction), the first
+ * pthread_cancel() loads libgcc_s for unwinding (openat, mmap with PROT_EXEC). No list
+ * allows those: create and cancel one thread now, before any filter.
+ */
+static int warm_up_threads(void)
+{
+	pthread_t t;
+	int err = pthread_create(&t, NULL, wait_for_cancel, NULL);
+
+	if (err) {
+		log_error("sandbox: cannot start a thread: %s", strerror(err));
+		return -err;
+	}
+	pthread_cancel(t);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+int sandbox_init(bool enabled)
+{
+	const char *test = getenv("PLUGVM_SANDBOX_TEST");
+	struct sigaction sa;
+	int i;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* Their runtimes call what no list allows (LSan's ptrace at exit, TSan's own thread). */
+	if (enabled)
+		log_error("sandbox: sanitizer build: seccomp filters are off");
+	enabled = false;
+#else
+	if (!enabled)
+		log_error("sandbox: OFF (--sandbox off): no seccomp filters; a compromised VMM "
+			  "thread could make any system call. For debugging only.");
+#endif
+	filters_on = enabled;
+	if (test && *test) {
+		for (i = 0; i < SANDBOX_NR_KINDS; i++)
+			if (!strcmp(test, kind_names[i]))
+				test_kind = i;
+		if (test_kind < 0) {
+			log_error("PLUGVM_SANDBOX_TEST: '%s' is not a thread kind (main, vcpu, "
+				  "console, chaos-irq)",
+				  test);
+			return -EINVAL;
+		}
+	}
+	if (!filters_on)
+		return 0;
+	if (warm_up_threads())
+		return -EAGAIN;
+	/*
+	 * malloc sizes its arena limit on first need from /sys/devices/system/cpu/online
+	 * (openat), in whichever thread makes the first extra arena: fix it now, at glibc's
+	 * own default of 8 per CPU.
+	 */
+	mallopt(M_ARENA_MAX, 8 * get_nprocs());
+	for (i = 0; i < MAX_SYSCALL_NR; i++)
+		syscall_names[i] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, i);
+	/*
+	 * Whoever got a filter to trap must not be able to swap the handler: rt_sigaction is on
+	 * no list. SA_NODEFER is not set and every signal is masked during the report.
+	 */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sigsys_handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigfillset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, NULL) < 0) {
+		log_error("sandbox: sigaction(SIGSYS): %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int add_rules(scmp_filter_ctx ctx, enum sandbox_kind kind)
+{
+	/* Filters only narrow and a thread inherits its creator's: the main thread, which
+	 * starts every other kind, allows the union of all lists. */
+	unsigned bit = kind == SANDBOX_MAIN ? ALL : 1u << kind;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; !r && i < sizeof(plain_rules) / sizeof(plain_rules[0]); i++)
+		if (plain_rules[i].kinds & bit)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain_rules[i].nr, 0);
+	/* The request is an unsigned int to the kernel: compare the low 32 bits. */
+	for (i = 0; !r && i < sizeof(ioctl_rules) / sizeof(ioctl_rules[0]); i++)
+		if (ioctl_rules[i].kinds & bit)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+					     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+						     ioctl_rules[i].req & 0xffffffffu));
+	/* Memory for malloc and thread stacks, never executable. */
+	if (!r && (bit & (M | V | C)))
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (!r && (bit & (M | V | C)))
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+				     SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (!r && kind == SANDBOX_MAIN) {
+		/* Threads only (never a process), and the calls a new thread makes to name
+		 * itself and add its own filter. */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+		if (!r)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+		if (!r)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+					     SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+		if (!r)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+					     SCMP_A0(SCMP_CMP_EQ, PR_SET_NO_NEW_PRIVS));
+		if (!r)
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 1,
+					     SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER));
+	}
+	return r;
+}
+
+int sandbox_enter(enum sandbox_kind kind)
+{
+	scmp_filter_ctx ctx;
+	sigset_t sys;
+	int r;
+
+	thread_kind = sandbox_kind_name(kind);
+	if (filters_on) {
+		ctx = seccomp_init(SCMP_ACT_TRAP);
+		if (!ctx) {
+			log_error("sandbox: %s thread: seccomp_init failed", thread_kind);
+			return -ENOMEM;
+		}
+		r = add_rules(ctx, kind);
+		if (!r)
+			r = seccomp_load(ctx);
+		seccomp_release(ctx);
+		if (r) {
+			log_error("sandbox: %s thread: cannot install its seccomp filter: %s",
+				  thread_kind, strerror(-r));
+			return r;
+		}
+		/* A blocked SIGSYS would make the kernel kill us without the report. */
+		sigemptyset(&sys);
+		sigaddset(&sys, SIGSYS);
+		pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+	}
+	if (test_kind == (int)kind) {
+		log_error("sandbox: PLUGVM_SANDBOX_TEST=%s: a forbidden system call on purpose",
+			  thread_kind);
+		syscall(SYS_getppid);
+	}
+	return 0;
+}
+
+struct start_ctx {
+	enum sandbox_kind kind;
+	void *(*fn)(void *);
+	void *arg;
+	sem_t entered;
+	int result;
+};
+
+static void *start_in_sandbox(void *p)
+{
+	struct start_ctx *ctx = p;
+	void *(*fn)(void *) = ctx->fn;
+	void *arg = ctx->arg;
+	sigset_t sys;
+	int r;
+
+	/* A forbidden call before the thread's own filter is in must be reported too. */
+	sigemptyset(&sys);
+	sigaddset(&sys, SIGSYS);
+	pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
+	prctl(PR_SET_NAME, sandbox_kind_name(ctx->kind));
+	r = sandbox_enter(ctx->kind);
+
+	ctx->result = r;
+	sem_post(&ctx->entered); /* ctx is gone after this */
+	return r ? NULL : fn(arg);
+}
+
+int sandbox_start_thread(pthread_t *thread, enum sandbox_kind kind, void *(*fn)(void *), void *arg)
+{
+	struct start_ctx ctx = { .kind = kind, .fn = fn, .arg = arg };
+	int err;
+
+	sem_init(&ctx.entered, 0, 0);
+	err = pthread_create(thread, NULL, start_in_sandbox, &ctx);
+	if (err) {
+		log_error("sandbox: cannot start the %s thread: %s", sandbox_kind_name(kind),
+			  strerror(err));
+		sem_destroy(&ctx.entered);
+		return -err;
+	}
+	while (sem_wait(&ctx.entered) < 0 && errno == EINTR)
+		;
+	sem_destroy(&ctx.entered);
+	if (ctx.result) {
+		pthread_join(*thread, NULL);
+		return ctx.result;
+	}
+	return 0;
+}
+
+int sandbox_drop_user(const char *user)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int r;
+
+	r = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
+	if (r || !found) {
+		log_error("--runas: no user '%s'%s%s", user, r ? ": " : "", r ? strerror(r) : "");
+		return r ? -r : -ENOENT;
+	}
+	/* Groups first: after setuid() we could no longer change them. */
+	if (initgroups(found->pw_name, found->pw_gid) < 0 || setgid(found->pw_gid) < 0 ||
+	    setuid(found->pw_uid) < 0) {
+		r = -errno;
+		log_error("--runas: cannot become user '%s' (uid %u, gid %u): %s", user,
+			  (unsigned)found->pw_uid, (unsigned)found->pw_gid, strerror(-r));
+		return r;
+	}
+	if (found->pw_uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+		log_error("--runas: user '%s' could become root again: refusing to run", user);
+		return -EPERM;
+	}
+	log_info("running as user '%s' (uid %u, gid %u)", user, (unsigned)found->pw_uid,
+		 (unsigned)found->pw_gid);
+	return 0;
+}
