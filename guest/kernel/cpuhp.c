@@ -400,6 +400,11 @@ int cpuhp_state(unsigned cpu)
 	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].state) : -EINVAL;
 }
 
+unsigned cpuhp_running(unsigned cpu)
+{
+	return cpu < nr_cpu_ids ? __atomic_load_n(&hp_cpus[cpu].running, __ATOMIC_ACQUIRE) : 0;
+}
+
 int cpuhp_target(unsigned cpu)
 {
 	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].target) : -EINVAL;

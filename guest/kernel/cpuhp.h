@@ -60,6 +60,11 @@ int cpuhp_fail(unsigned cpu, int state);
 
 int cpuhp_state(unsigned cpu); /* current state of `cpu`, or -EINVAL */
 int cpuhp_target(unsigned cpu);
+/*
+ * The callback `cpu` is running now: state + 1, with CPUHP_RUNNING_DOWN (cpuhp_engine.h)
+ * for a teardown; 0 when none (or `cpu` out of range). Any context; a racy snapshot.
+ */
+unsigned cpuhp_running(unsigned cpu);
 int cpuhp_last_error(unsigned cpu, int *failed_state);
 /* The state armed by cpuhp_fail() for `cpu`'s next transition, or -1. */
 int cpuhp_fail_state(unsigned cpu);

@@ -42,9 +42,14 @@ struct cpuhp_cpu {
 	int failed_state; /* where it failed, or -1 */
 	int start; /* where the running transition started (rollback goes back there) */
 	bool pending; /* kicked by a parallel bring-up, not yet waited for */
+	/* The callback in progress, for observers on other CPUs (latency attribution): state + 1,
+	 * with CPUHP_RUNNING_DOWN for a teardown; 0 when none. Atomic stores, racy reads. */
+	unsigned running;
 	uint64_t up_ns[CPUHP_NR_STATES]; /* last startup duration per state */
 	uint64_t down_ns[CPUHP_NR_STATES]; /* last teardown duration per state */
 };
+
+#define CPUHP_RUNNING_DOWN 0x8000u
 
 struct cpuhp_engine;
 

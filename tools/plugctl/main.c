@@ -4,7 +4,7 @@
  *
  *   plugctl [-s PATH] [--json] [-t SECONDS] cpus | cpu add [SLOT] | cpu del SLOT |
  *           cpu set N | states | cpuhp | target CPU STATE | fail CPU STATE |
- *           timers [CPU] | sched [CPU] | status | quit | qmp '{"execute": ...}'
+ *           timers [CPU] | sched [CPU] | latency | status | quit | qmp '{"execute": ...}'
  *
  * Human-readable output by default, the raw QMP values with --json; exit status 0 on
  * success, 1 when the VM or the guest says no, 2 on bad usage or no connection. The
@@ -34,6 +34,7 @@ static const char usage[] =
     "  fail CPU STATE   fail STATE's callback in CPU's next transition (STATE none: clear)\n"
     "  timers [CPU]     timer wheel statistics per CPU and level\n"
     "  sched [CPU]      run-queue statistics per CPU\n"
+    "  latency          the live figures of the guest's latency measurement, per CPU\n"
     "  status           the VM's run state\n"
     "  quit             stop the VM\n"
     "  qmp JSON         send one QMP command as given, print the reply\n"
@@ -129,6 +130,7 @@ static const struct command {
 	{ "fail", NULL, 2, 2, "fail CPU STATE", cmd_fail },
 	{ "timers", NULL, 0, 1, "timers [CPU]", cmd_timers },
 	{ "sched", NULL, 0, 1, "sched [CPU]", cmd_sched },
+	{ "latency", NULL, 0, 0, "latency takes no argument", cmd_latency },
 	{ "status", NULL, 0, 0, "status takes no argument", cmd_status },
 	{ "quit", NULL, 0, 0, "quit takes no argument", cmd_quit },
 	{ "qmp", NULL, 1, 1, "qmp takes one JSON argument", cmd_qmp },

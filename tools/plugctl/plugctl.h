@@ -71,7 +71,13 @@ bool get_bool(struct json_object *o, const char *k);
 
 /* ---- the commands: each gets its arguments (checked in number), returns the exit status */
 
+/* conn_wait_event() matchers: the guest's _OST for an insert into slot `arg` (a decimal
+ * string); the end of a removal (done or refused) of the CPU whose QOM path is `arg`. */
+bool match_ost(struct json_object *e, void *arg);
+bool match_removed(struct json_object *e, void *arg);
+
 int cmd_cpus(struct conn *c, char **argv);
+int cmd_latency(struct conn *c, char **argv);
 int cmd_cpu_add(struct conn *c, char **argv);
 int cmd_cpu_del(struct conn *c, char **argv);
 int cmd_cpu_set(struct conn *c, char **argv);

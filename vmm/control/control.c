@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "control_agent.h"
+#include "control_latency.h"
 #include "../cpus.h"
 #include "../devices/acpi_pm.h"
 #include "../exitcode.h"
@@ -483,15 +484,17 @@ static const struct qmp_command base_commands[] = {
 	{ NULL, NULL, NULL },
 };
 
-/* base_commands, then the agent's (control_agent.c), then the end marker. */
+/* base_commands, the agent's (control_agent.c), the latency one, then the end marker. */
 static struct qmp_command commands[64];
 
 static void merge_commands(void)
 {
-	const struct qmp_command *tables[2] = { base_commands, control_agent_commands }, *c;
+	const struct qmp_command *tables[3] = { base_commands, control_agent_commands,
+						control_latency_commands },
+				 *c;
 	unsigned n = 0, t;
 
-	for (t = 0; t < 2; t++)
+	for (t = 0; t < 3; t++)
 		for (c = tables[t]; c->name && n < 63; c++)
 			commands[n++] = *c;
 	commands[n] = (struct qmp_command){ NULL, NULL, NULL };
