@@ -101,6 +101,9 @@ struct plugvm_latency_state {
 _Static_assert(sizeof(struct plugvm_latency_state) == 40 + 8 * PLUGVM_LATENCY_STATE_LOG2,
 	       "latency state layout");
 
+/* struct plugvm_latency_area.flags */
+#define PLUGVM_LATENCY_F_RT (1u << 0) /* the guest's RT build (real per-CPU local_lock) */
+
 struct plugvm_latency_area {
 	uint32_t magic; /* PLUGVM_LATENCY_MAGIC */
 	uint32_t version; /* PLUGVM_LATENCY_VERSION */
@@ -110,7 +113,9 @@ struct plugvm_latency_area {
 	uint32_t nr_states; /* entries of states[] in use */
 	uint64_t tsc_khz; /* the guest's TSC rate (latencies are from the TSC) */
 	uint64_t outlier_seq; /* outliers ever recorded */
-	uint64_t reserved[4];
+	uint32_t flags; /* PLUGVM_LATENCY_F_* */
+	uint32_t reserved32;
+	uint64_t reserved[3];
 	struct plugvm_latency_outlier outliers[PLUGVM_LATENCY_OUTLIERS];
 	struct plugvm_latency_state states[PLUGVM_LATENCY_MAX_STATES];
 	struct plugvm_latency_cpu cpus[PLUGVM_LATENCY_MAX_CPUS];

@@ -302,6 +302,9 @@ static void register_area(unsigned prio)
 	area->hist_us = hist_us;
 	area->threshold_us = (uint32_t)(threshold_ns / 1000);
 	area->tsc_khz = arch_tsc_khz();
+#ifdef CONFIG_PREEMPT_RT
+	area->flags = PLUGVM_LATENCY_F_RT;
+#endif
 	for (s = 0; s < CPUHP_NR_STATES && s < PLUGVM_LATENCY_MAX_STATES; s++) {
 		const char *name = cpuhp_name((int)s);
 

@@ -26,6 +26,7 @@ struct lat_opts {
 	const char *hist_file, *json_file, *plot_file, *compare_file;
 	bool compare_host;
 	const char *plugvm; /* the VMM binary */
+	const char *console; /* NULL: a temporary file */
 };
 
 /* Percentiles of a run, from the 1 us histogram, else a power-of-two bound beyond it. */

@@ -43,12 +43,16 @@ static const char usage[] =
     "  --compare FILE.json   draw an earlier run's summary in the same plot\n"
     "  --compare-host        run rt-tests' cyclictest on the host alongside\n"
     "  --plugvm PATH         the VMM (default: plugvm beside this program)\n"
+    "  --console FILE        keep the guest's console and plugvm's stderr there\n"
     "  -h, --help, -V, --version\n";
 
 bool json_out; /* plugctl's connection code asks */
 
 static pid_t vm_pid = -1;
 static char tmpdir[64];
+static struct lat_opts opts = {
+	.smp = "2", .duration_s = 10, .interval_us = 1000, .priority = 99, .hist_max_us = 10000
+};
 
 static void cleanup(void)
 {
@@ -132,7 +136,8 @@ static void parse_args(int argc, char **argv, struct lat_opts *o)
 		O_PLOT,
 		O_CMP,
 		O_HOST,
-		O_PLUGVM
+		O_PLUGVM,
+		O_CONSOLE
 	};
 	static const struct option longopts[] = {
 		{ "smp", required_argument, NULL, O_SMP },
@@ -153,6 +158,7 @@ static void parse_args(int argc, char **argv, struct lat_opts *o)
 		{ "compare", required_argument, NULL, O_CMP },
 		{ "compare-host", no_argument, NULL, O_HOST },
 		{ "plugvm", required_argument, NULL, O_PLUGVM },
+		{ "console", required_argument, NULL, O_CONSOLE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -215,6 +221,9 @@ static void parse_args(int argc, char **argv, struct lat_opts *o)
 		case O_PLUGVM:
 			o->plugvm = optarg;
 			break;
+		case O_CONSOLE:
+			o->console = optarg;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
@@ -273,13 +282,24 @@ static void default_paths(struct lat_opts *o, const char *argv0, char *vmm, size
 	o->plugvm = vmm;
 }
 
+/* Where the guest's console goes: --console, else a file in the run's directory. */
+static const char *console_path(const struct lat_opts *o)
+{
+	static char tmp[96];
+
+	if (o->console)
+		return o->console;
+	snprintf(tmp, sizeof(tmp), "%s/console.log", tmpdir);
+	return tmp;
+}
+
 static void spawn_vm(const struct lat_opts *o, const char *cmdline)
 {
-	char qmp[96], log[96], kernel[PATH_MAX], *argv[16];
+	char qmp[96], log[PATH_MAX], kernel[PATH_MAX], *argv[16];
 	int n = 0, fd;
 
 	snprintf(qmp, sizeof(qmp), "unix:%s/qmp", tmpdir);
-	snprintf(log, sizeof(log), "%s/console.log", tmpdir);
+	snprintf(log, sizeof(log), "%s", console_path(o));
 	argv[n++] = (char *)o->plugvm;
 	argv[n++] = "--smp";
 	argv[n++] = (char *)o->smp;
@@ -328,10 +348,10 @@ static void spawn_vm(const struct lat_opts *o, const char *cmdline)
 /* The VM ended early: say how, with the end of its console. Never returns. */
 static void vm_died(int st)
 {
-	char log[96], line[512];
+	const char *log = console_path(&opts);
+	char line[512];
 	FILE *f;
 
-	snprintf(log, sizeof(log), "%s/console.log", tmpdir);
 	vm_pid = -1;
 	fprintf(stderr, "plugvm-latency: plugvm ended early (%s %d); its last words:\n",
 		WIFEXITED(st) ? "exit status" : "signal",
@@ -547,11 +567,7 @@ static void write_json(const char *path, struct json_object *o)
 
 int main(int argc, char **argv)
 {
-	struct lat_opts o = { .smp = "2",
-			      .duration_s = 10,
-			      .interval_us = 1000,
-			      .priority = 99,
-			      .hist_max_us = 10000 };
+	struct lat_opts o;
 	struct conn c = { .fd = -1, .timeout_ms = 60000 };
 	struct churn ch = { 0 };
 	struct json_object *q, *summary, *host = NULL, *other = NULL, *args;
@@ -560,7 +576,8 @@ int main(int argc, char **argv)
 	int64_t t0, next_progress, next_churn;
 	long s = 0;
 
-	parse_args(argc, argv, &o);
+	parse_args(argc, argv, &opts);
+	o = opts;
 	default_paths(&o, argv[0], vmm, sizeof(vmm));
 	if (o.compare_file) {
 		other = json_object_from_file(o.compare_file);

@@ -218,7 +218,8 @@ struct json_object *report_json(const struct lat_opts *o, struct json_object *q,
 	char buf[512];
 
 	json_object_object_add(r, "tool", json_object_new_string("plugvm-latency"));
-	json_object_object_add(r, "build", json_object_new_string(o->rt ? "rt" : "default"));
+	json_object_object_add(r, "build",
+			       json_object_new_string(get_str(q, "build", NULL) ?: "?"));
 	json_object_object_add(r, "smp", json_object_new_string(o->smp));
 	add(r, "duration-s", o->duration_s);
 	add(r, "interval-us", o->interval_us);

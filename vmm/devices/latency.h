@@ -16,7 +16,7 @@ struct vm;
 
 /* A copy of the area with every value checked; records that were never used stay zero. */
 struct latency_snapshot {
-	uint32_t interval_us, hist_us, threshold_us, nr_states;
+	uint32_t interval_us, hist_us, threshold_us, nr_states, flags;
 	uint64_t tsc_khz;
 	uint64_t outlier_seq; /* outliers ever recorded */
 	unsigned nr_outliers; /* the last ones, oldest first, in outliers[] */
