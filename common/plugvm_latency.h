@@ -29,7 +29,7 @@
 #define PLUGVM_LATENCY_VERSION	  1u
 #define PLUGVM_LATENCY_MAX_CPUS	  16u /* measured CPUs (logical numbers below this) */
 #define PLUGVM_LATENCY_HIST_MAX	  10000u /* 1 us buckets: the histogram limit's maximum */
-#define PLUGVM_LATENCY_OUTLIERS	  64u /* the outlier ring */
+#define PLUGVM_LATENCY_OUTLIERS	  256u /* the outlier ring */
 #define PLUGVM_LATENCY_MAX_STATES 64u /* cpuhp states attributed */
 #define PLUGVM_LATENCY_STATE_NAME 24u /* bytes, NUL-padded */
 #define PLUGVM_LATENCY_STATE_LOG2 24u /* power-of-two buckets: [2^k, 2^(k+1)) us, k < 24 */
@@ -71,8 +71,9 @@ _Static_assert(sizeof(struct plugvm_latency_cpu) ==
 
 /*
  * A sample above the threshold and what was going on: for every CPU below
- * PLUGVM_LATENCY_MAX_CPUS, the cpuhp state it was running at wake-up (state + 1 in the low
- * 15 bits of hp[cpu], bit 15 set for a tear-down; 0: none). Claimed by an atomic increment
+ * PLUGVM_LATENCY_MAX_CPUS, the cpuhp callback it was running when the thread woke, else the
+ * last one it started while the thread waited (state + 1 in the low 15 bits of hp[cpu], bit
+ * 15 set for a tear-down; 0: none). Claimed by an atomic increment
  * of the area's outlier_seq (slot = the old value modulo PLUGVM_LATENCY_OUTLIERS).
  */
 struct plugvm_latency_outlier {
@@ -89,8 +90,9 @@ _Static_assert(sizeof(struct plugvm_latency_outlier) == 32 + 2 * PLUGVM_LATENCY_
 #define PLUGVM_LATENCY_HP_DOWN 0x8000u
 
 /*
- * Samples taken while a cpuhp state ran on some CPU, updated with atomic adds by every
- * measured CPU (no sequence count: each field is one aligned 8-byte word).
+ * Samples for which a cpuhp state ran on some CPU (as an outlier's hp[]: at wake-up, or
+ * started during the wait), updated with atomic adds by every measured CPU (no sequence
+ * count: each field is one aligned 8-byte word).
  */
 struct plugvm_latency_state {
 	char name[PLUGVM_LATENCY_STATE_NAME]; /* written once at registration */

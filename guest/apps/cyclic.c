@@ -80,19 +80,35 @@ static unsigned log2_bucket(uint64_t us)
 	return k;
 }
 
+/* Callbacks started on every CPU, when a measurement thread goes to sleep. */
+static void hp_snapshot(unsigned *started)
+{
+	struct cpuhp_activity a;
+	unsigned c;
+
+	for (c = 0; c < nr_hp_cpus; c++) {
+		cpuhp_activity(c, &a);
+		started[c] = a.started;
+	}
+}
+
 /*
- * Count the sample for every state some CPU runs now (once per state), and keep what ran
- * in hp[] for an outlier report.
+ * The hotplug states behind a sample: on each CPU, the callback running at wake-up, else
+ * the last one started while the thread waited (since hp_snapshot(): `started`). Count the
+ * sample once for each such state, and keep them in hp[] for an outlier report.
  */
-static void attribute(uint64_t lat_ns, uint16_t *hp)
+static void attribute(uint64_t lat_ns, const unsigned *started, uint16_t *hp)
 {
 	uint64_t seen = 0; /* states already counted, by id below 64 */
 	unsigned c, k = log2_bucket(lat_ns / 1000);
+	struct cpuhp_activity a;
 
 	for (c = 0; c < nr_hp_cpus; c++) {
-		unsigned r = cpuhp_running(c), st;
+		unsigned r, st;
 		struct plugvm_latency_state *s;
 
+		cpuhp_activity(c, &a);
+		r = a.running ? a.running : a.started != started[c] ? a.last : 0;
 		hp[c] = (uint16_t)r;
 		if (!r)
 			continue;
@@ -171,11 +187,13 @@ static int cyclic_thread(void *arg)
 	uint64_t next = arch_now_ns() + interval_ns, irqs = irqs_now();
 	bool unparked = false;
 	uint16_t hp[PLUGVM_LATENCY_MAX_CPUS];
+	unsigned started[PLUGVM_LATENCY_MAX_CPUS];
 
 	for (;;) {
 		uint64_t now, lat, missed = 0, p, i;
 		unsigned long flags;
 
+		hp_snapshot(started);
 		sleep_until(next);
 		now = arch_now_ns();
 		p = __atomic_load_n(&me->nr_parks, __ATOMIC_ACQUIRE);
@@ -202,7 +220,7 @@ static int cyclic_thread(void *arg)
 		lat = now - next;
 		flags = arch_irq_save();
 		i = this_cpu()->nr_irqs;
-		attribute(lat, hp);
+		attribute(lat, started, hp);
 		record_sample(r, lat);
 		if (threshold_ns && lat > threshold_ns)
 			record_outlier(cpu, lat, next, unparked ? PLUGVM_LATENCY_OUT_UNPARKED : 0,

@@ -2,6 +2,6 @@
 # vmm/control/control.c (the control socket's CPU commands and the vCPU lifecycle's events as QMP)
 # over a real QMP server with a socket client; the lifecycle is a stub the test sets.
 UNIT_TESTS += test_control
-UNIT_test_control_SRCS := vmm/control/control.c $(VMM_QMP_SRCS) vmm/log.c $(UNIT_VMM_STUBS) \
+UNIT_test_control_SRCS := vmm/control/control.c vmm/control/control_latency.c $(VMM_QMP_SRCS) vmm/log.c $(UNIT_VMM_STUBS) \
 	$(UNIT_QMP_CLIENT)
 UNIT_test_control_LIBS := -ljson-c

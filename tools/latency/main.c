@@ -477,6 +477,29 @@ static void churn_once(struct conn *c, struct churn *ch)
 	ch->cycles++;
 }
 
+/*
+ * The guest keeps only its last PLUGVM_LATENCY_OUTLIERS outliers: collect those of every
+ * reply, once each (keyed by CPU and intended wake-up), so the report ranks all it saw.
+ */
+static void collect_outliers(struct json_object *q, struct json_object *seen,
+			     struct json_object *all)
+{
+	struct json_object *outs = json_object_object_get(q, "outliers");
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(outs); i++) {
+		struct json_object *e = json_object_array_get_idx(outs, i);
+		char key[48];
+
+		snprintf(key, sizeof(key), "%lld:%lld", (long long)get_i64(e, "cpu"),
+			 (long long)get_i64(e, "when-ns"));
+		if (json_object_object_get_ex(seen, key, NULL))
+			continue;
+		json_object_object_add(seen, key, NULL);
+		json_object_array_add(all, json_object_get(e));
+	}
+}
+
 /* The running max over every CPU, for the progress line. */
 static void progress(struct json_object *q, long s, long total, long cycles)
 {
@@ -571,6 +594,7 @@ int main(int argc, char **argv)
 	struct conn c = { .fd = -1, .timeout_ms = 60000 };
 	struct churn ch = { 0 };
 	struct json_object *q, *summary, *host = NULL, *other = NULL, *args;
+	struct json_object *seen = json_object_new_object(), *all = json_object_new_array();
 	char vmm[PATH_MAX], cmdline[512];
 	int tids[16], host_pid = -1;
 	int64_t t0, next_progress, next_churn;
@@ -614,6 +638,7 @@ int main(int argc, char **argv)
 		if (now >= next_progress) {
 			q = conn_cmd(&c, "query-latency", NULL);
 			progress(q, ++s, o.duration_s, o.churn_ms ? ch.cycles : -1);
+			collect_outliers(q, seen, all);
 			json_object_put(q);
 			next_progress += 1000;
 			continue;
@@ -634,6 +659,9 @@ int main(int argc, char **argv)
 	args = json_object_new_object();
 	json_object_object_add(args, "histogram", json_object_new_boolean(true));
 	q = conn_cmd(&c, "query-latency", args);
+	collect_outliers(q, seen, all);
+	json_object_object_add(q, "outliers", all); /* every one seen, for the report */
+	json_object_put(seen);
 	vcpu_tids(&c, tids, 16);
 	end_vm(&c);
 	if (host_pid > 0)

@@ -182,8 +182,8 @@ void report_outliers(FILE *f, struct json_object *q, unsigned top)
 	size_t i, n = json_object_array_length(sorted);
 	char buf[512];
 
-	fprintf(f, "# outliers above %lld us: %lld (the last %zu kept)\n", gi(q, "threshold-us"),
-		gi(q, "outliers-total"), n);
+	fprintf(f, "# outliers above %lld us: %lld (%zu seen live, the top ones:)\n",
+		gi(q, "threshold-us"), gi(q, "outliers-total"), n);
 	for (i = 0; i < n && i < top; i++) {
 		cause(json_object_array_get_idx(sorted, i), buf, sizeof(buf));
 		fprintf(f, "#   %s\n", buf);
