@@ -38,7 +38,10 @@ struct lat_pct {
 
 /* ---- report.c ---------------------------------------------------------------------------- */
 
-/* p50, p99, p99.9 over every CPU of query-latency's reply `q` (with histograms). */
+/*
+ * p50, p99, p99.9 over every CPU of query-latency's reply `q` (with histograms); beyond the
+ * histogram, the power-of-two bucket's bound ("log2"), else the max.
+ */
 void report_percentiles(struct json_object *q, struct lat_pct pct[3]);
 /* The cyclictest lines of `q`; tids[] the host threads of the vCPUs (0: unknown). */
 void report_tlines(FILE *f, struct json_object *q, const int *tids, unsigned ntids);
@@ -52,6 +55,9 @@ void report_outliers(FILE *f, struct json_object *q, unsigned top);
  */
 struct json_object *report_json(const struct lat_opts *o, struct json_object *q, long churn_cycles,
 				struct json_object *host);
+
+/* The one-line percentile summary of `q`: "# WHO: p50 12 us, p99 <= 4096 us, ..., max M us". */
+void report_pct_line(FILE *f, const char *who, struct json_object *q);
 
 /* ---- plot.c ------------------------------------------------------------------------------ */
 
@@ -70,7 +76,11 @@ int plot_png(const struct lat_opts *o, struct json_object *summary, struct json_
  * output into tmpdir). Returns its pid, or -1 (printed: cyclictest missing).
  */
 int host_start(const struct lat_opts *o, unsigned threads, const char *tmpdir);
-/* Wait for it and parse its T: lines into a JSON array of {cpu,count,min-us,avg-us,max-us}. */
-struct json_object *host_finish(int pid, const char *tmpdir);
+/*
+ * Wait for it and read its histogram file into the shape of a query-latency reply ("cpus":
+ * count, min-ns, avg-ns, max-ns, overflows, histogram; no log2, act-ns or outliers); NULL if
+ * it failed (printed).
+ */
+struct json_object *host_finish(const struct lat_opts *o, int pid, const char *tmpdir);
 
 #endif

@@ -65,8 +65,8 @@ static void cleanup(void)
 		vm_pid = -1;
 	}
 	if (tmpdir[0]) {
-		static const char *const files[] = { "qmp", "console.log", "host.txt", "plot.dat",
-						     "plot.gp" };
+		static const char *const files[] = { "qmp",	      "console.log", "host.txt",
+						     "host-hist.txt", "plot.dat",    "plot.gp" };
 		size_t i;
 
 		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -665,7 +665,7 @@ int main(int argc, char **argv)
 	vcpu_tids(&c, tids, 16);
 	end_vm(&c);
 	if (host_pid > 0)
-		host = host_finish(host_pid, tmpdir);
+		host = host_finish(&o, host_pid, tmpdir);
 
 	report_tlines(stdout, q, tids, 16);
 	summary = report_json(&o, q, o.churn_ms ? ch.cycles : -1, host);
@@ -673,16 +673,12 @@ int main(int argc, char **argv)
 	if (o.churn_ms)
 		printf("# churn: %ld hotplug cycles (remove and re-add) in %ld s\n", ch.cycles,
 		       o.duration_s);
+	report_pct_line(stdout, "guest", q);
 	if (host) {
-		size_t i;
-
-		printf(
-		    "host (rt-tests cyclictest, the same interval and duration, in the same run):\n");
-		for (i = 0; i < json_object_array_length(host); i++) {
-			struct json_object *e = json_object_array_get_idx(host, i);
-
-			printf("%s\n", get_str(e, "line", NULL));
-		}
+		printf("# host: rt-tests cyclictest, the same interval, priority and duration, run "
+		       "alongside:\n");
+		report_tlines(stdout, host, NULL, 0);
+		report_pct_line(stdout, "host", host);
 	}
 	if (o.hist_file && report_histogram(o.hist_file, q))
 		return LAT_EXIT_FAIL;
@@ -692,6 +688,7 @@ int main(int argc, char **argv)
 		return LAT_EXIT_FAIL;
 	json_object_put(summary);
 	json_object_put(q);
+	json_object_put(host);
 	json_object_put(other);
 	json_object_put(ch.hp);
 	return 0;

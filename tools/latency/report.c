@@ -71,16 +71,36 @@ void report_percentiles(struct json_object *q, struct lat_pct pct[3])
 			continue;
 		}
 		/* Beyond the histogram: the power-of-two bucket holding it, capped at the max. */
+		pct[p].bound = true;
+		pct[p].us = maxus;
+		if (!json_object_object_get_ex(json_object_array_get_idx(cpus, 0), "log2", NULL))
+			continue; /* host cyclictest: only the max is known beyond */
 		for (k = 0, seen = 0; k < 24 && seen < rank; k++)
 			for (i = 0; i < json_object_array_length(cpus); i++)
 				if (json_object_object_get_ex(json_object_array_get_idx(cpus, i),
 							      "log2", &l))
 					seen += arr_at(l, k);
-		pct[p].us = 1ll << k;
-		if (pct[p].us > maxus)
-			pct[p].us = maxus;
-		pct[p].bound = true;
+		if ((1ll << k) < maxus)
+			pct[p].us = 1ll << k;
 	}
+}
+
+void report_pct_line(FILE *f, const char *who, struct json_object *q)
+{
+	struct json_object *cpus = cpus_of(q);
+	struct lat_pct pct[3];
+	long long max = 0;
+	size_t i;
+	int p;
+
+	report_percentiles(q, pct);
+	for (i = 0; i < json_object_array_length(cpus); i++)
+		if (gi(json_object_array_get_idx(cpus, i), "max-ns") > max)
+			max = gi(json_object_array_get_idx(cpus, i), "max-ns");
+	fprintf(f, "# %s:", who);
+	for (p = 0; p < 3; p++)
+		fprintf(f, " p%g %s%lld us,", pct[p].p, pct[p].bound ? "<= " : "", pct[p].us);
+	fprintf(f, " max %lld us\n", max / 1000);
 }
 
 int report_histogram(const char *path, struct json_object *q)
@@ -267,6 +287,32 @@ struct json_object *report_json(const struct lat_opts *o, struct json_object *q,
 	add(r, "outliers-total", gi(q, "outliers-total"));
 	json_object_object_add(r, "states", json_object_get(json_object_object_get(q, "states")));
 	add(r, "churn-cycles", churn_cycles);
-	json_object_object_add(r, "host", host);
+	if (host) {
+		struct json_object *h = json_object_new_object(), *hc = json_object_new_array();
+		struct json_object *hp = json_object_new_object();
+
+		report_percentiles(host, pct);
+		for (i = 0; i < 3; i++) {
+			add(hp, pk[i], pct[i].us);
+			snprintf(buf, sizeof(buf), "%s-bound", pk[i]);
+			json_object_object_add(hp, buf, json_object_new_boolean(pct[i].bound));
+		}
+		for (i = 0; i < json_object_array_length(cpus_of(host)); i++) {
+			struct json_object *e = json_object_array_get_idx(cpus_of(host), i);
+			struct json_object *c = json_object_new_object();
+
+			add(c, "thread", gi(e, "cpu"));
+			add(c, "count", gi(e, "count"));
+			add(c, "min-us", gi(e, "min-ns") / 1000);
+			add(c, "avg-us", gi(e, "avg-ns") / 1000);
+			add(c, "max-us", gi(e, "max-ns") / 1000);
+			add(c, "overflows", gi(e, "overflows"));
+			json_object_array_add(hc, c);
+		}
+		json_object_object_add(h, "tool", json_object_new_string("rt-tests cyclictest"));
+		json_object_object_add(h, "threads", hc);
+		json_object_object_add(h, "percentiles", hp);
+		json_object_object_add(r, "host", h);
+	}
 	return r;
 }
