@@ -186,7 +186,7 @@ static int cyclic_thread(void *arg)
 	uint64_t parks = __atomic_load_n(&me->nr_parks, __ATOMIC_ACQUIRE);
 	uint64_t next = arch_now_ns() + interval_ns, irqs = irqs_now();
 	bool unparked = false;
-	uint16_t hp[PLUGVM_LATENCY_MAX_CPUS];
+	uint16_t hp[PLUGVM_LATENCY_MAX_CPUS] = { 0 }; /* CPUs past nr_hp_cpus stay 0 */
 	unsigned started[PLUGVM_LATENCY_MAX_CPUS];
 
 	for (;;) {

@@ -49,6 +49,7 @@ static const char usage[] =
 bool json_out; /* plugctl's connection code asks */
 
 static pid_t vm_pid = -1;
+static volatile sig_atomic_t interrupted; /* SIGINT, SIGTERM: end the run early, report */
 static char tmpdir[64];
 static struct lat_opts opts = {
 	.smp = "2", .duration_s = 10, .interval_us = 1000, .priority = 99, .hist_max_us = 10000
@@ -76,6 +77,12 @@ static void cleanup(void)
 		rmdir(tmpdir);
 		tmpdir[0] = '\0';
 	}
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
 }
 
 /* plugctl's connection and we end here on any failure: the VM goes with us. */
@@ -337,6 +344,7 @@ static void spawn_vm(const struct lat_opts *o, const char *cmdline)
 	if (vm_pid < 0)
 		die(LAT_EXIT_FAIL, "fork: %s", strerror(errno));
 	if (vm_pid == 0) {
+		setpgid(0, 0); /* a terminal's ^C is ours: we end the VM with quit */
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		execv(o->plugvm, argv);
@@ -620,6 +628,8 @@ int main(int argc, char **argv)
 		die(LAT_EXIT_FAIL, "mkdtemp: %s", strerror(errno));
 	atexit(cleanup);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	spawn_vm(&o, cmdline);
 	connect_vm(&c);
 	json_object_put(wait_active(&c));
@@ -630,7 +640,7 @@ int main(int argc, char **argv)
 	t0 = now_ms();
 	next_progress = t0 + 1000;
 	next_churn = t0 + o.churn_ms;
-	while (now_ms() < t0 + o.duration_s * 1000) {
+	while (now_ms() < t0 + o.duration_s * 1000 && !interrupted) {
 		int64_t now = now_ms(), wake = next_progress;
 
 		check_vm();
@@ -656,6 +666,10 @@ int main(int argc, char **argv)
 			wake = t0 + o.duration_s * 1000;
 		sleep_ms(wake > now ? (long)(wake - now) : 1);
 	}
+	if (interrupted) {
+		o.duration_s = (now_ms() - t0 + 500) / 1000;
+		fprintf(stderr, "plugvm-latency: interrupted: reporting %ld s\n", o.duration_s);
+	}
 	args = json_object_new_object();
 	json_object_object_add(args, "histogram", json_object_new_boolean(true));
 	q = conn_cmd(&c, "query-latency", args);
@@ -664,6 +678,8 @@ int main(int argc, char **argv)
 	json_object_put(seen);
 	vcpu_tids(&c, tids, 16);
 	end_vm(&c);
+	if (host_pid > 0 && interrupted)
+		kill(host_pid, SIGINT); /* cyclictest writes what it has and ends */
 	if (host_pid > 0)
 		host = host_finish(&o, host_pid, tmpdir);
 
