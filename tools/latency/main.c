@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,18 +84,8 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-/* plugctl's connection and we end here on any failure: the VM goes with us. */
-void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("plugvm-latency: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
+/* For die() (plugctl's print.c): every failure ends here, and cleanup() ends the VM. */
+const char prog_name[] = "plugvm-latency";
 
 static long num(const char *s, const char *what, long lo, long hi)
 {
@@ -123,125 +112,72 @@ static const char *word(const char *s, const char *what, const char *allowed)
 	return s;
 }
 
+/* The options: each sets one field of `opts`, a number in [lo, hi], a string or a flag. */
+static const struct lat_option {
+	const char *name;
+	int has_arg; /* getopt_long's */
+	long *num;
+	long lo, hi;
+	const char **str;
+	bool *flag;
+} options[] = {
+	{ "smp", required_argument, .str = &opts.smp },
+	{ "duration", required_argument, &opts.duration_s, 1, 86400 },
+	{ "interval", required_argument, &opts.interval_us, 100, 1000000 },
+	{ "priority", required_argument, &opts.priority, 1, 99 },
+	{ "cpus", required_argument, .str = &opts.cpus },
+	{ "stress", required_argument, .str = &opts.stress },
+	{ "churn", required_argument, &opts.churn_ms, 1, 3600000 },
+	{ "chaos", optional_argument, .str = &opts.chaos },
+	{ "kernel", required_argument, .str = &opts.kernel },
+	{ "rt", no_argument, .flag = &opts.rt },
+	{ "histogram", required_argument, .str = &opts.hist_file },
+	{ "histogram-max", required_argument, &opts.hist_max_us, 1, 10000 },
+	{ "threshold", required_argument, &opts.threshold_us, 1, 10000000 },
+	{ "json", required_argument, .str = &opts.json_file },
+	{ "plot", required_argument, .str = &opts.plot_file },
+	{ "compare", required_argument, .str = &opts.compare_file },
+	{ "compare-host", no_argument, .flag = &opts.compare_host },
+	{ "plugvm", required_argument, .str = &opts.plugvm },
+	{ "console", required_argument, .str = &opts.console },
+};
+#define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+
 static void parse_args(int argc, char **argv, struct lat_opts *o)
 {
-	enum {
-		O_SMP = 256,
-		O_DUR,
-		O_INT,
-		O_PRIO,
-		O_CPUS,
-		O_STRESS,
-		O_CHURN,
-		O_CHAOS,
-		O_KERNEL,
-		O_RT,
-		O_HIST,
-		O_HMAX,
-		O_THR,
-		O_JSON,
-		O_PLOT,
-		O_CMP,
-		O_HOST,
-		O_PLUGVM,
-		O_CONSOLE
-	};
-	static const struct option longopts[] = {
-		{ "smp", required_argument, NULL, O_SMP },
-		{ "duration", required_argument, NULL, O_DUR },
-		{ "interval", required_argument, NULL, O_INT },
-		{ "priority", required_argument, NULL, O_PRIO },
-		{ "cpus", required_argument, NULL, O_CPUS },
-		{ "stress", required_argument, NULL, O_STRESS },
-		{ "churn", required_argument, NULL, O_CHURN },
-		{ "chaos", optional_argument, NULL, O_CHAOS },
-		{ "kernel", required_argument, NULL, O_KERNEL },
-		{ "rt", no_argument, NULL, O_RT },
-		{ "histogram", required_argument, NULL, O_HIST },
-		{ "histogram-max", required_argument, NULL, O_HMAX },
-		{ "threshold", required_argument, NULL, O_THR },
-		{ "json", required_argument, NULL, O_JSON },
-		{ "plot", required_argument, NULL, O_PLOT },
-		{ "compare", required_argument, NULL, O_CMP },
-		{ "compare-host", no_argument, NULL, O_HOST },
-		{ "plugvm", required_argument, NULL, O_PLUGVM },
-		{ "console", required_argument, NULL, O_CONSOLE },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt;
+	struct option longopts[NR_OPTIONS + 3] = { 0 };
+	size_t i;
+	int opt, idx;
 
-	while ((opt = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
-		switch (opt) {
-		case O_SMP:
-			o->smp = word(optarg, "--smp", "0123456789,=abcdefghijklmnopqrstuvwxyz");
-			break;
-		case O_DUR:
-			o->duration_s = num(optarg, "--duration", 1, 86400);
-			break;
-		case O_INT:
-			o->interval_us = num(optarg, "--interval", 100, 1000000);
-			break;
-		case O_PRIO:
-			o->priority = num(optarg, "--priority", 1, 99);
-			break;
-		case O_CPUS:
-			o->cpus = word(optarg, "--cpus", "0123456789,-");
-			break;
-		case O_STRESS:
-			o->stress = optarg;
-			break;
-		case O_CHURN:
-			o->churn_ms = num(optarg, "--churn", 1, 3600000);
-			break;
-		case O_CHAOS:
-			o->chaos = optarg ? optarg : "";
-			break;
-		case O_KERNEL:
-			o->kernel = optarg;
-			break;
-		case O_RT:
-			o->rt = true;
-			break;
-		case O_HIST:
-			o->hist_file = optarg;
-			break;
-		case O_HMAX:
-			o->hist_max_us = num(optarg, "--histogram-max", 1, 10000);
-			break;
-		case O_THR:
-			o->threshold_us = num(optarg, "--threshold", 1, 10000000);
-			break;
-		case O_JSON:
-			o->json_file = optarg;
-			break;
-		case O_PLOT:
-			o->plot_file = optarg;
-			break;
-		case O_CMP:
-			o->compare_file = optarg;
-			break;
-		case O_HOST:
-			o->compare_host = true;
-			break;
-		case O_PLUGVM:
-			o->plugvm = optarg;
-			break;
-		case O_CONSOLE:
-			o->console = optarg;
-			break;
-		case 'h':
+	for (i = 0; i < NR_OPTIONS; i++)
+		longopts[i] = (struct option){ options[i].name, options[i].has_arg, NULL, 256 };
+	longopts[i++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[i] = (struct option){ "version", no_argument, NULL, 'V' };
+	while ((opt = getopt_long(argc, argv, "hV", longopts, &idx)) != -1) {
+		const struct lat_option *e = &options[idx];
+		char what[32];
+
+		if (opt == 'h') {
 			fputs(usage, stdout);
 			exit(0);
-		case 'V':
+		} else if (opt == 'V') {
 			printf("plugvm-latency %s\n", PLUGVM_VERSION);
 			exit(0);
-		default:
+		} else if (opt != 256) {
 			fputs(usage, stderr);
 			exit(LAT_EXIT_USAGE);
 		}
+		snprintf(what, sizeof(what), "--%s", e->name);
+		if (e->num)
+			*e->num = num(optarg, what, e->lo, e->hi);
+		else if (e->str)
+			*e->str = optarg ? optarg : ""; /* --chaos alone: plugvm's defaults */
+		else
+			*e->flag = true;
 	}
+	word(o->smp, "--smp", "0123456789,=abcdefghijklmnopqrstuvwxyz");
+	if (o->cpus)
+		word(o->cpus, "--cpus", "0123456789,-");
 	if (optind < argc)
 		die(LAT_EXIT_USAGE, "unexpected argument '%s' (see --help)", argv[optind]);
 	if (o->rt && o->kernel)

@@ -227,13 +227,43 @@ static void add(struct json_object *o, const char *k, long long v)
 	json_object_object_add(o, k, json_object_new_int64(v));
 }
 
+/* p50, p99, p99.9 of `q` as {"p50-us", "p50-us-bound", ...}. */
+static struct json_object *pct_json(struct json_object *q)
+{
+	static const char *const keys[3][2] = { { "p50-us", "p50-us-bound" },
+						{ "p99-us", "p99-us-bound" },
+						{ "p99.9-us", "p99.9-us-bound" } };
+	struct json_object *r = json_object_new_object();
+	struct lat_pct pct[3];
+	int i;
+
+	report_percentiles(q, pct);
+	for (i = 0; i < 3; i++) {
+		add(r, keys[i][0], pct[i].us);
+		json_object_object_add(r, keys[i][1], json_object_new_boolean(pct[i].bound));
+	}
+	return r;
+}
+
+/* One CPU's (or host thread's) figures in us, keyed `id` ("cpu" or "thread"). */
+static struct json_object *cpu_summary(struct json_object *e, const char *id)
+{
+	struct json_object *c = json_object_new_object();
+
+	add(c, id, gi(e, "cpu"));
+	add(c, "count", gi(e, "count"));
+	add(c, "min-us", gi(e, "min-ns") / 1000);
+	add(c, "avg-us", gi(e, "avg-ns") / 1000);
+	add(c, "max-us", gi(e, "max-ns") / 1000);
+	add(c, "overflows", gi(e, "overflows"));
+	return c;
+}
+
 struct json_object *report_json(const struct lat_opts *o, struct json_object *q, long churn_cycles,
 				struct json_object *host)
 {
-	struct json_object *r = json_object_new_object(), *cpus = json_object_new_array(), *all;
+	struct json_object *r = json_object_new_object(), *cpus = json_object_new_array();
 	struct json_object *src = cpus_of(q), *tops = top_outliers(q), *t = json_object_new_array();
-	struct lat_pct pct[3];
-	static const char *const pk[3] = { "p50-us", "p99-us", "p99.9-us" };
 	size_t i;
 	char buf[512];
 
@@ -251,15 +281,9 @@ struct json_object *report_json(const struct lat_opts *o, struct json_object *q,
 	add(r, "threshold-us", gi(q, "threshold-us"));
 	for (i = 0; i < json_object_array_length(src); i++) {
 		struct json_object *e = json_object_array_get_idx(src, i),
-				   *c = json_object_new_object();
+				   *c = cpu_summary(e, "cpu");
 
-		add(c, "cpu", gi(e, "cpu"));
-		add(c, "count", gi(e, "count"));
-		add(c, "min-us", gi(e, "min-ns") / 1000);
-		add(c, "avg-us", gi(e, "avg-ns") / 1000);
-		add(c, "max-us", gi(e, "max-ns") / 1000);
 		add(c, "missed", gi(e, "missed"));
-		add(c, "overflows", gi(e, "overflows"));
 		add(c, "parks", gi(e, "parks"));
 		add(c, "parked-us", gi(e, "parked-ns") / 1000);
 		json_object_object_add(c, "histogram",
@@ -267,14 +291,7 @@ struct json_object *report_json(const struct lat_opts *o, struct json_object *q,
 		json_object_array_add(cpus, c);
 	}
 	json_object_object_add(r, "cpus", cpus);
-	report_percentiles(q, pct);
-	all = json_object_new_object();
-	for (i = 0; i < 3; i++) {
-		add(all, pk[i], pct[i].us);
-		snprintf(buf, sizeof(buf), "%s-bound", pk[i]);
-		json_object_object_add(all, buf, json_object_new_boolean(pct[i].bound));
-	}
-	json_object_object_add(r, "percentiles", all);
+	json_object_object_add(r, "percentiles", pct_json(q));
 	for (i = 0; i < json_object_array_length(tops) && i < 10; i++) {
 		struct json_object *e = json_object_get(json_object_array_get_idx(tops, i));
 
@@ -289,29 +306,13 @@ struct json_object *report_json(const struct lat_opts *o, struct json_object *q,
 	add(r, "churn-cycles", churn_cycles);
 	if (host) {
 		struct json_object *h = json_object_new_object(), *hc = json_object_new_array();
-		struct json_object *hp = json_object_new_object();
 
-		report_percentiles(host, pct);
-		for (i = 0; i < 3; i++) {
-			add(hp, pk[i], pct[i].us);
-			snprintf(buf, sizeof(buf), "%s-bound", pk[i]);
-			json_object_object_add(hp, buf, json_object_new_boolean(pct[i].bound));
-		}
-		for (i = 0; i < json_object_array_length(cpus_of(host)); i++) {
-			struct json_object *e = json_object_array_get_idx(cpus_of(host), i);
-			struct json_object *c = json_object_new_object();
-
-			add(c, "thread", gi(e, "cpu"));
-			add(c, "count", gi(e, "count"));
-			add(c, "min-us", gi(e, "min-ns") / 1000);
-			add(c, "avg-us", gi(e, "avg-ns") / 1000);
-			add(c, "max-us", gi(e, "max-ns") / 1000);
-			add(c, "overflows", gi(e, "overflows"));
-			json_object_array_add(hc, c);
-		}
+		for (i = 0; i < json_object_array_length(cpus_of(host)); i++)
+			json_object_array_add(
+			    hc, cpu_summary(json_object_array_get_idx(cpus_of(host), i), "thread"));
 		json_object_object_add(h, "tool", json_object_new_string("rt-tests cyclictest"));
 		json_object_object_add(h, "threads", hc);
-		json_object_object_add(h, "percentiles", hp);
+		json_object_object_add(h, "percentiles", pct_json(host));
 		json_object_object_add(r, "host", h);
 	}
 	return r;

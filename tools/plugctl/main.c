@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,17 +46,7 @@ static const char usage[] =
 
 bool json_out;
 
-void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("plugctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
+const char prog_name[] = "plugctl";
 
 long parse_num(const char *s, const char *what)
 {

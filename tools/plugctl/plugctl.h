@@ -17,8 +17,10 @@
 /* --json: print QMP values instead of tables and sentences. */
 extern bool json_out;
 
-/* "plugctl: " and the message on stderr, then exit(status). */
+/* "plugctl: " (prog_name) and the message on stderr, then exit(status). */
 void die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* The name die() puts first: each program that links conn.c and print.c defines it. */
+extern const char prog_name[];
 
 /* A number argument (>= 0) of what `what` names, or die with EXIT_USAGE. */
 long parse_num(const char *s, const char *what);
