@@ -19,7 +19,7 @@ static long long count_at(struct json_object *cpu, size_t k)
 
 /*
  * Columns: the bin's first latency in us, then one count column per CPU of each run (an
- * empty bin is NaN: log scale). Bins of *bin_us, so that about 400 cover the latencies seen.
+ * empty bin is NaN: log scale). Bins of *bin_us, so that about 100 cover the latencies seen.
  */
 static int write_data(const char *path, struct json_object *runs[2], size_t *cols, long *maxus,
 		      long *bin_us)
@@ -45,7 +45,7 @@ static int write_data(const char *path, struct json_object *runs[2], size_t *col
 				}
 		}
 	}
-	*bin_us = (last + 400) / 400;
+	*bin_us = (last + 100) / 100;
 	*maxus = (last / *bin_us + 1) * *bin_us;
 	for (k = 0; k < (size_t)*maxus; k += (size_t)*bin_us) {
 		fprintf(f, "%zu", k);
@@ -119,7 +119,7 @@ int plot_png(const struct lat_opts *o, struct json_object *summary, struct json_
 		"\nset logscale y\nset xlabel 'latency (us)'\nset ylabel 'samples'\n"
 		"set title 'plugvm-latency: wake-up latency per CPU (interval %ld us, %ld s; "
 		"bins of %ld us)'\n"
-		"set key outside right\nset xrange [0:%ld]\nset yrange [0.8:*]\n"
+		"set key below\nset xrange [0:%ld]\nset yrange [0.8:*]\n"
 		"set arrow from %ld, graph 0 to %ld, graph 1 nohead dt 2 lc rgb 'red'\n"
 		"set label 'threshold %ld us' at %ld, graph 0.95 right offset -1,0 tc rgb 'red'\n"
 		"plot ",
