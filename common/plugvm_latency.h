@@ -57,13 +57,14 @@ struct plugvm_latency_cpu {
 	uint64_t min_ns, max_ns, sum_ns, act_ns; /* act: the last sample */
 	uint64_t overflows; /* samples at or beyond hist_us */
 	uint64_t parks; /* times its CPU went away under it */
-	uint64_t parked_ns; /* time spent parked, in total */
+	uint64_t parked_ns; /* the waits of the periods its CPU went away in, in total */
+	uint64_t elapsed_ns; /* time accounted: (count + missed) * interval + parked_ns */
 	uint64_t outliers; /* samples above the threshold */
 	uint64_t log2[PLUGVM_LATENCY_STATE_LOG2]; /* [2^k, 2^(k+1)) us (k = 0 also < 1 us) */
 	uint32_t hist[PLUGVM_LATENCY_HIST_MAX]; /* hist[k]: samples in [k, k+1) us, k < hist_us */
 };
 _Static_assert(sizeof(struct plugvm_latency_cpu) ==
-		   96 + 8 * PLUGVM_LATENCY_STATE_LOG2 + 4 * PLUGVM_LATENCY_HIST_MAX,
+		   104 + 8 * PLUGVM_LATENCY_STATE_LOG2 + 4 * PLUGVM_LATENCY_HIST_MAX,
 	       "latency record layout");
 
 /* struct plugvm_latency_outlier.flags */

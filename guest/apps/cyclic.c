@@ -144,13 +144,19 @@ static void record_outlier(unsigned cpu, uint64_t lat_ns, uint64_t when_ns, uint
 	seq_end(&o->seq);
 }
 
-/* Add one sample to `r` (its measurement thread only, interrupts off). */
-static void record_sample(struct plugvm_latency_cpu *r, uint64_t lat_ns)
+/*
+ * Add one sample to `r`, with the periods its wake-up skipped and the time accounted so far
+ * (its measurement thread only, interrupts off).
+ */
+static void record_sample(struct plugvm_latency_cpu *r, uint64_t lat_ns, uint64_t missed,
+			  uint64_t elapsed_ns)
 {
 	uint64_t us = lat_ns / 1000;
 
 	seq_begin(&r->seq);
 	r->count++;
+	r->missed += missed;
+	r->elapsed_ns = elapsed_ns;
 	if (lat_ns < r->min_ns)
 		r->min_ns = lat_ns;
 	if (lat_ns > r->max_ns)
@@ -178,31 +184,40 @@ static uint64_t irqs_now(void)
 	return n;
 }
 
+/*
+ * One CPU's measurement. Every period from `start` on is accounted exactly once: sampled,
+ * missed (a wake-up after the next deadline skips it), or parked (the whole wait of a
+ * period its CPU went away in): elapsed_ns = (count + missed) * interval + parked_ns.
+ */
 static int cyclic_thread(void *arg)
 {
 	unsigned cpu = (unsigned)(uintptr_t)arg;
 	struct plugvm_latency_cpu *r = &area->cpus[cpu];
 	struct thread *me = current_thread();
 	uint64_t parks = __atomic_load_n(&me->nr_parks, __ATOMIC_ACQUIRE);
-	uint64_t next = arch_now_ns() + interval_ns, irqs = irqs_now();
+	uint64_t start = arch_now_ns(), next = start + interval_ns, irqs = irqs_now();
 	bool unparked = false;
 	uint16_t hp[PLUGVM_LATENCY_MAX_CPUS] = { 0 }; /* CPUs past nr_hp_cpus stay 0 */
 	unsigned started[PLUGVM_LATENCY_MAX_CPUS];
 
 	for (;;) {
-		uint64_t now, lat, missed = 0, p, i;
+		uint64_t now, lat, missed = 0, p, i, deadline;
 		unsigned long flags;
 
 		hp_snapshot(started);
 		sleep_until(next);
 		now = arch_now_ns();
 		p = __atomic_load_n(&me->nr_parks, __ATOMIC_ACQUIRE);
-		if (p != parks) {
+		if (p != parks || now < next) {
+			if (now < next)
+				pr_bug("latency: cpu %u woke %lu ns before its deadline\n", cpu,
+				       (unsigned long)(next - now));
 			/* Its CPU went away and came back: the wait was a park, not a latency. */
 			flags = arch_irq_save();
 			seq_begin(&r->seq);
 			r->parks += p - parks;
-			r->parked_ns += now > next ? now - next : 0;
+			r->parked_ns += now - (next - interval_ns);
+			r->elapsed_ns = now - start;
 			seq_end(&r->seq);
 			arch_irq_restore(flags);
 			parks = p;
@@ -211,36 +226,25 @@ static int cyclic_thread(void *arg)
 			next = now + interval_ns;
 			continue;
 		}
-		if (now < next) {
-			pr_bug("latency: cpu %u woke %lu ns before its deadline\n", cpu,
-			       (unsigned long)(next - now));
-			next += interval_ns;
-			continue;
-		}
 		lat = now - next;
-		flags = arch_irq_save();
-		i = this_cpu()->nr_irqs;
-		attribute(lat, started, hp);
-		record_sample(r, lat);
-		if (threshold_ns && lat > threshold_ns)
-			record_outlier(cpu, lat, next, unparked ? PLUGVM_LATENCY_OUT_UNPARKED : 0,
-				       (uint32_t)(i - irqs), hp);
-		arch_irq_restore(flags);
-		irqs = i;
-		unparked = false;
 		/* As cyclictest: a wake-up past the next deadline skips the periods it missed. */
+		deadline = next;
 		next += interval_ns;
 		while (next <= now) {
 			next += interval_ns;
 			missed++;
 		}
-		if (missed) {
-			flags = arch_irq_save();
-			seq_begin(&r->seq);
-			r->missed += missed;
-			seq_end(&r->seq);
-			arch_irq_restore(flags);
-		}
+		flags = arch_irq_save();
+		i = this_cpu()->nr_irqs;
+		attribute(lat, started, hp);
+		record_sample(r, lat, missed, next - interval_ns - start);
+		if (threshold_ns && lat > threshold_ns)
+			record_outlier(cpu, lat, deadline,
+				       unparked ? PLUGVM_LATENCY_OUT_UNPARKED : 0,
+				       (uint32_t)(i - irqs), hp);
+		arch_irq_restore(flags);
+		irqs = i;
+		unparked = false;
 	}
 	return 0;
 }

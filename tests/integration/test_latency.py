@@ -32,12 +32,14 @@ def tlines(out):
 
 
 def check_periods(cpu, duration_s, interval_us):
-    """Every period of the run was sampled, skipped by a late wake-up or spent parked. The
-    guest measures from its boot until the tool's last query (a little longer than the run),
-    and its TSC stands still while its vCPU thread is descheduled (a little shorter)."""
-    periods = cpu["count"] + cpu["missed"] + cpu["parked-us"] // interval_us
-    expected = duration_s * 1_000_000 // interval_us
-    assert 0.4 * expected <= periods <= 1.6 * expected + 2000, (cpu, expected)
+    """Every period is accounted exactly once: sampled, skipped by a late wake-up (missed) or
+    spent parked. The guest measures from its boot until the tool's last query, a little
+    longer than the run; its TSC stands still while its vCPU thread waits for a host CPU
+    (on this shared host that can be most of the run), so guest time has only this upper
+    bound against the host's duration."""
+    periods_us = (cpu["count"] + cpu["missed"]) * interval_us
+    assert periods_us + cpu["parked-us"] == cpu["elapsed-us"], cpu
+    assert 0 < cpu["elapsed-us"] <= (duration_s + 10) * 1_000_000, (cpu, duration_s)
 
 
 def check_histogram_file(path, counts):
@@ -115,7 +117,7 @@ def test_latency_rt_build_with_stress_and_compare(tmp_path):
 def test_query_latency_and_plugctl_live(tmp_path):
     """A measurement booted by hand: QMP query-latency and `plugctl latency` read it live."""
     sock = str(tmp_path / "qmp")
-    with plugvm("--smp", "2", "--qmp", f"unix:{sock}", "--append",
+    with plugvm("--smp", "2", "--kernel", GUESTS["mainline"], "--qmp", f"unix:{sock}", "--append",
                 "latency latency.interval_us=500 latency.cpus=1 latency.threshold_us=1") as vm:
         vm.wait_for(r"^latency: 1 threads, interval 500 us, priority 99")
         wait_socket(sock)
@@ -165,5 +167,5 @@ def test_latency_bad_options(args, message):
     ("latency.stress=locks", "is not a list of hogs, timers"),
 ])
 def test_latency_bad_guest_words(word, why):
-    rc, vm = run_plugvm("--smp", "2", "--append", f"latency {word}")
+    rc, vm = run_plugvm("--smp", "2", "--kernel", GUESTS["mainline"], "--append", f"latency {word}")
     assert rc == 7 and vm.lines(rf"^cmdline: '{re.escape(word)}' {why}"), vm.transcript()

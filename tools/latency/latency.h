@@ -56,6 +56,11 @@ void report_outliers(FILE *f, struct json_object *q, unsigned top);
 struct json_object *report_json(const struct lat_opts *o, struct json_object *q, long churn_cycles,
 				struct json_object *host);
 
+/*
+ * Each CPU's guest time accounted (sampled, missed or parked periods) beside the run's
+ * `host_s`: the guest's TSC stands still while its vCPU thread waits for a host CPU here.
+ */
+void report_guest_time(FILE *f, struct json_object *q, long host_s);
 /* The one-line percentile summary of `q`: "# WHO: p50 12 us, p99 <= 4096 us, ..., max M us". */
 void report_pct_line(FILE *f, const char *who, struct json_object *q);
 

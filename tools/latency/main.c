@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -289,29 +290,34 @@ static void spawn_vm(const struct lat_opts *o, const char *cmdline)
 	close(fd);
 }
 
-/* The VM ended early: say how, with the end of its console. Never returns. */
-static void vm_died(int st)
+/* The last lines of the guest's console (and plugvm's stderr), for a failure report. */
+static void console_tail(void)
 {
 	const char *log = console_path(&opts);
 	char line[512];
-	FILE *f;
+	long lines = 0;
+	FILE *f = fopen(log, "r");
 
+	if (!f)
+		return;
+	fprintf(stderr, "plugvm-latency: the last lines of %s:\n", log);
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		if (lines-- <= 15)
+			fprintf(stderr, "  %s", line);
+	fclose(f);
+}
+
+/* The VM ended early: say how, with the end of its console. Never returns. */
+static void vm_died(int st)
+{
 	vm_pid = -1;
-	fprintf(stderr, "plugvm-latency: plugvm ended early (%s %d); its last words:\n",
+	fprintf(stderr, "plugvm-latency: plugvm ended early (%s %d)\n",
 		WIFEXITED(st) ? "exit status" : "signal",
 		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-	f = fopen(log, "r");
-	if (f) {
-		long lines = 0;
-
-		while (fgets(line, sizeof(line), f))
-			lines++;
-		rewind(f);
-		while (fgets(line, sizeof(line), f))
-			if (lines-- <= 15)
-				fprintf(stderr, "  %s", line);
-		fclose(f);
-	}
+	console_tail();
 	die(LAT_EXIT_FAIL, "the run failed");
 }
 
@@ -332,14 +338,28 @@ static void sleep_ms(long ms)
 }
 
 /* Connect once plugvm listens (it creates the socket before any vCPU runs). */
+/* True once something listens at `path` (the file appears at bind(), before listen()). */
+static bool listening(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		die(LAT_EXIT_FAIL, "socket: %s", strerror(errno));
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
 static void connect_vm(struct conn *c)
 {
 	char path[96];
 	int64_t deadline = now_ms() + 60000;
-	struct stat sb;
 
 	snprintf(path, sizeof(path), "%s/qmp", tmpdir);
-	while (stat(path, &sb)) {
+	while (!listening(path)) {
 		check_vm();
 		if (now_ms() > deadline)
 			die(LAT_EXIT_FAIL, "plugvm did not open its QMP socket within 60 s");
@@ -481,8 +501,10 @@ static struct json_object *wait_active(struct conn *c)
 			return q;
 		json_object_put(q);
 		check_vm();
-		if (now_ms() > deadline)
+		if (now_ms() > deadline) {
+			console_tail();
 			die(LAT_EXIT_FAIL, "the guest did not start measuring within 120 s");
+		}
 		sleep_ms(100);
 	}
 }
@@ -625,6 +647,7 @@ int main(int argc, char **argv)
 	if (o.churn_ms)
 		printf("# churn: %ld hotplug cycles (remove and re-add) in %ld s\n", ch.cycles,
 		       o.duration_s);
+	report_guest_time(stdout, q, o.duration_s);
 	report_pct_line(stdout, "guest", q);
 	if (host) {
 		printf("# host: rt-tests cyclictest, the same interval, priority and duration, run "

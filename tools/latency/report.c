@@ -85,6 +85,22 @@ void report_percentiles(struct json_object *q, struct lat_pct pct[3])
 	}
 }
 
+void report_guest_time(FILE *f, struct json_object *q, long host_s)
+{
+	struct json_object *cpus = cpus_of(q);
+	size_t i;
+
+	fprintf(f, "# guest time measured (TSC):");
+	for (i = 0; i < json_object_array_length(cpus); i++) {
+		struct json_object *e = json_object_array_get_idx(cpus, i);
+
+		fprintf(f, "%s CPU %lld %.2f s (%lld missed, %.2f s parked)", i ? ";" : "",
+			gi(e, "cpu"), (double)gi(e, "elapsed-ns") / 1e9, gi(e, "missed"),
+			(double)gi(e, "parked-ns") / 1e9);
+	}
+	fprintf(f, "; the run: %ld s of host time\n", host_s);
+}
+
 void report_pct_line(FILE *f, const char *who, struct json_object *q)
 {
 	struct json_object *cpus = cpus_of(q);
@@ -286,6 +302,7 @@ struct json_object *report_json(const struct lat_opts *o, struct json_object *q,
 		add(c, "missed", gi(e, "missed"));
 		add(c, "parks", gi(e, "parks"));
 		add(c, "parked-us", gi(e, "parked-ns") / 1000);
+		add(c, "elapsed-us", gi(e, "elapsed-ns") / 1000);
 		json_object_object_add(c, "histogram",
 				       json_object_get(json_object_object_get(e, "histogram")));
 		json_object_array_add(cpus, c);

@@ -32,6 +32,7 @@ static struct json_object *cpu_json(unsigned cpu, const struct plugvm_latency_cp
 	add_u64(o, "outliers", c->outliers);
 	add_u64(o, "parks", c->parks);
 	add_u64(o, "parked-ns", c->parked_ns);
+	add_u64(o, "elapsed-ns", c->elapsed_ns);
 	h = json_object_new_array_ext(PLUGVM_LATENCY_STATE_LOG2);
 	for (k = 0; k < PLUGVM_LATENCY_STATE_LOG2; k++)
 		json_object_array_add(h, json_object_new_int64((int64_t)c->log2[k]));
