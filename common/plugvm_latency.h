@@ -105,7 +105,8 @@ _Static_assert(sizeof(struct plugvm_latency_state) == 40 + 8 * PLUGVM_LATENCY_ST
 	       "latency state layout");
 
 /* struct plugvm_latency_area.flags */
-#define PLUGVM_LATENCY_F_RT (1u << 0) /* the guest's RT build (real per-CPU local_lock) */
+#define PLUGVM_LATENCY_F_RT	 (1u << 0) /* the guest's RT build (real per-CPU local_lock) */
+#define PLUGVM_LATENCY_F_STARTED (1u << 1) /* every measurement thread and stress started */
 
 struct plugvm_latency_area {
 	uint32_t magic; /* PLUGVM_LATENCY_MAGIC */

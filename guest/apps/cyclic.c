@@ -8,6 +8,7 @@
  */
 #include "apps/cyclic.h"
 
+#include "apps/latency_stress.h"
 #include "apps/workload.h"
 #include "arch.h"
 #include "kernel/bug.h"
@@ -37,7 +38,8 @@ CMDLINE_PARAM(latency_threshold, .name = "latency.threshold_us", .kind = CMDLINE
 CMDLINE_PARAM(latency_cpus, .name = "latency.cpus", .kind = CMDLINE_STRING);
 CMDLINE_PARAM(latency_stress, .name = "latency.stress", .kind = CMDLINE_STRING);
 
-#define AREA_PAGES ((sizeof(struct plugvm_latency_area) + 4095) / 4096)
+#define LATENCY_STARTER_PRIO 30 /* above the stress (20, 21), below the measurement */
+#define AREA_PAGES	     ((sizeof(struct plugvm_latency_area) + 4095) / 4096)
 
 static struct plugvm_latency_area *area;
 static struct plugvm_latency_register reg __attribute__((aligned(8)));
@@ -283,26 +285,41 @@ static bool parse_cpus(const char *v, size_t len, struct cpumask *mask)
 	return true;
 }
 
-/* `latency.stress=LIST`: PLUGVM_AGENT_WORK_* bits in *kind. False for an unknown item. */
-static bool parse_stress(const char *v, size_t len, uint32_t *kind)
+/*
+ * `latency.stress=LIST`: the agent's workload (PLUGVM_AGENT_WORK_* in *kind) and our own
+ * loads (LATENCY_STRESS_* in *own). False for an unknown or empty item.
+ */
+static bool parse_stress(const char *v, size_t len, uint32_t *kind, unsigned *own)
 {
-	size_t i = 0;
+	static const struct {
+		const char *name;
+		uint32_t kind;
+		unsigned own;
+	} items[] = { { "hogs", PLUGVM_AGENT_WORK_HOG, 0 },
+		      { "timers", PLUGVM_AGENT_WORK_TIMERS, 0 },
+		      { "ipi", 0, LATENCY_STRESS_IPI },
+		      { "locks", 0, LATENCY_STRESS_LOCKS } };
+	size_t i = 0, k;
 
 	*kind = 0;
+	*own = 0;
+	if (!len || v[len - 1] == ',')
+		return false; /* an empty item */
 	while (i < len) {
 		size_t j = i;
 
 		while (j < len && v[j] != ',')
 			j++;
-		if (j - i == 4 && !memcmp(v + i, "hogs", 4))
-			*kind |= PLUGVM_AGENT_WORK_HOG;
-		else if (j - i == 6 && !memcmp(v + i, "timers", 6))
-			*kind |= PLUGVM_AGENT_WORK_TIMERS;
-		else
+		for (k = 0; k < sizeof(items) / sizeof(items[0]); k++)
+			if (j - i == strlen(items[k].name) && !memcmp(v + i, items[k].name, j - i))
+				break;
+		if (k == sizeof(items) / sizeof(items[0]))
 			return false;
+		*kind |= items[k].kind;
+		*own |= items[k].own;
 		i = j + 1;
 	}
-	return *kind != 0;
+	return *kind || *own;
 }
 
 static __noreturn void bad_word(const char *name, const char *v, size_t len, const char *why)
@@ -358,7 +375,9 @@ int cyclic_start(void)
 	struct cpumask cpus = { 0 };
 	const char *v;
 	size_t len;
-	unsigned prio, cpu, n = 0;
+	unsigned prio, cpu, n = 0, own = 0;
+	struct thread *me = current_thread();
+	int old_prio;
 	uint32_t id;
 	int ret;
 
@@ -378,8 +397,8 @@ int cyclic_start(void)
 				cpumask_set(&cpus, cpu);
 	}
 	v = cmdline_value("latency.stress", &len);
-	if (v && !parse_stress(v, len, &w.kind))
-		bad_word("latency.stress", v, len, "is not a list of hogs, timers");
+	if (v && !parse_stress(v, len, &w.kind, &own))
+		bad_word("latency.stress", v, len, "is not a list of hogs, timers, ipi, locks");
 	nr_hp_cpus = nr_cpu_ids < PLUGVM_LATENCY_MAX_CPUS ? nr_cpu_ids : PLUGVM_LATENCY_MAX_CPUS;
 	area = page_zalloc(AREA_PAGES);
 	if (!area) {
@@ -387,14 +406,6 @@ int cyclic_start(void)
 		return -ENOMEM;
 	}
 	register_area(prio);
-	if (w.kind) {
-		w.threads = cpumask_weight(&cpu_online_mask);
-		ret = workload_start(&w, &id);
-		if (ret) {
-			printk("warning: latency: cannot start the stress (%d)\n", ret);
-			return ret;
-		}
-	}
 	for (cpu = 0; cpu < PLUGVM_LATENCY_MAX_CPUS; cpu++) {
 		char name[THREAD_NAME_LEN] = "cyclic/";
 
@@ -410,13 +421,34 @@ int cyclic_start(void)
 		}
 		n++;
 	}
+	/*
+	 * The stress last, and above it while we start it: CPU-bound at priority 20 under
+	 * emulation, it would keep this thread (the init thread, priority 10) from ever saying
+	 * the measurement started.
+	 */
+	old_prio = me->base_prio;
+	thread_set_prio(me, LATENCY_STARTER_PRIO);
+	if (w.kind) {
+		w.threads = cpumask_weight(&cpu_online_mask);
+		ret = workload_start(&w, &id);
+		if (ret) {
+			printk("warning: latency: cannot start the stress (%d)\n", ret);
+			thread_set_prio(me, old_prio);
+			return ret;
+		}
+	}
+	ret = latency_stress_start(own);
+	if (ret) {
+		printk("warning: latency: cannot start the stress (%d)\n", ret);
+		thread_set_prio(me, old_prio);
+		return ret;
+	}
+	__atomic_fetch_or(&area->flags, PLUGVM_LATENCY_F_STARTED, __ATOMIC_RELEASE);
+	thread_set_prio(me, old_prio);
 	printk("latency: %u threads, interval %lu us, priority %u, histogram %u us, threshold "
-	       "%lu us%s%s\n",
+	       "%lu us%s%.*s\n",
 	       n, (unsigned long)(interval_ns / 1000), prio, hist_us,
-	       (unsigned long)(threshold_ns / 1000), w.kind ? ", stress " : "",
-	       w.kind ? (w.kind == 3   ? "hogs,timers"
-			 : w.kind == 1 ? "hogs"
-				       : "timers")
-		      : "");
+	       (unsigned long)(threshold_ns / 1000), v ? ", stress " : "", v ? (int)len : 0,
+	       v ? v : "");
 	return 0;
 }

@@ -12,7 +12,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initia
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-fno-omit-frame-pointer -D_GNU_SOURCE -DPLUGVM_HOST_TEST \
 	-Itests/unit/shim -Iguest -Icommon -I.
-FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio
+FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio fuzz_latency
 
 # The guest's printk.c defines vsnprintf/snprintf: rename them so libc keeps its own.
 FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
@@ -23,6 +23,7 @@ FUZZ_fuzz_config_SRCS := $(VMM_CONFIG_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_SRCS := $(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_LIBS := -ljson-c
 FUZZ_fuzz_virtio_SRCS := vmm/devices/virtio_mmio.c vmm/control/agent_frame.c vmm/mem.c vmm/log.c
+FUZZ_fuzz_latency_SRCS := vmm/devices/latency.c vmm/devices/pv_port.c vmm/bus.c vmm/mem.c vmm/log.c
 
 FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/arch/x86/acpi.h vmm/*.h vmm/*/*.h \
 	tests/unit/shim/*.h)

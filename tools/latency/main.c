@@ -31,7 +31,7 @@ static const char usage[] =
     "  --interval US         the period (default 1000; 100..1000000)\n"
     "  --priority P          the measurement threads' priority (default 99, the highest)\n"
     "  --cpus LIST           measured CPUs, e.g. 0,2-3 (default: those online at boot)\n"
-    "  --stress LIST         load in the guest below the measurement: hogs,timers\n"
+    "  --stress LIST         load in the guest below the measurement: hogs,timers,ipi,locks\n"
     "  --churn MS            remove and re-add the measured vCPUs (but 0), one every MS ms\n"
     "  --chaos[=SPEC]        plugvm's --chaos (a loaded host)\n"
     "  --kernel FILE | --rt  the guest (default guest.elf beside plugvm; --rt: rt/guest.elf)\n"
@@ -189,11 +189,10 @@ static void parse_args(int argc, char **argv, struct lat_opts *o)
 		if (!copy)
 			die(LAT_EXIT_FAIL, "out of memory");
 		for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
-			if (strcmp(t, "hogs") && strcmp(t, "timers"))
+			if (strcmp(t, "hogs") && strcmp(t, "timers") && strcmp(t, "ipi") &&
+			    strcmp(t, "locks"))
 				die(LAT_EXIT_USAGE,
-				    "--stress: '%s' is not one of hogs, timers (ipi "
-				    "and locks are not implemented)",
-				    t);
+				    "--stress: '%s' is not one of hogs, timers, ipi, locks", t);
 		free(copy);
 		word(o->stress, "--stress", "abcdefghijklmnopqrstuvwxyz,");
 	}
@@ -488,7 +487,7 @@ static void progress(struct json_object *q, long s, long total, long cycles)
 	fputc('\n', stderr);
 }
 
-/* Wait until the guest registered its area with a record for every measured CPU. */
+/* Wait until the guest registered its area and started every thread (and its stress). */
 static struct json_object *wait_active(struct conn *c)
 {
 	int64_t deadline = now_ms() + 120000;
@@ -496,7 +495,8 @@ static struct json_object *wait_active(struct conn *c)
 	for (;;) {
 		struct json_object *q = conn_cmd(c, "query-latency", NULL), *cpus;
 
-		if (get_bool(q, "active") && json_object_object_get_ex(q, "cpus", &cpus) &&
+		if (get_bool(q, "active") && get_bool(q, "started") &&
+		    json_object_object_get_ex(q, "cpus", &cpus) &&
 		    json_object_array_length(cpus) > 0)
 			return q;
 		json_object_put(q);

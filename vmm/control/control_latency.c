@@ -115,6 +115,8 @@ static struct json_object *query_latency(void *ctx, struct json_object *args, st
 	}
 	json_object_object_add(
 	    r, "build", json_object_new_string(s->flags & PLUGVM_LATENCY_F_RT ? "rt" : "default"));
+	json_object_object_add(r, "started",
+			       json_object_new_boolean(s->flags & PLUGVM_LATENCY_F_STARTED));
 	add_u64(r, "interval-us", s->interval_us);
 	add_u64(r, "histogram-us", s->hist_us);
 	add_u64(r, "threshold-us", s->threshold_us);

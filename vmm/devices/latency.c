@@ -130,7 +130,7 @@ int latency_read(struct vm *vm, struct latency_snapshot *s)
 	s->threshold_us = a->threshold_us;
 	s->nr_states = a->nr_states;
 	s->tsc_khz = a->tsc_khz;
-	s->flags = a->flags & PLUGVM_LATENCY_F_RT;
+	s->flags = a->flags & (PLUGVM_LATENCY_F_RT | PLUGVM_LATENCY_F_STARTED);
 	if (!s->hist_us || s->hist_us > PLUGVM_LATENCY_HIST_MAX || !s->interval_us ||
 	    s->nr_states > PLUGVM_LATENCY_MAX_STATES) {
 		log_guest_warn(&d->port.rl,
