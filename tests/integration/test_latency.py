@@ -89,7 +89,8 @@ def test_latency_with_churn(tmp_path):
     assert cycles >= 2, p.stdout
     cpu1 = summary["cpus"][1]
     assert cycles - 1 <= cpu1["parks"] <= cycles and cpu1["parked-us"] > 0, (cycles, cpu1)
-    assert f"# churn: {cycles} hotplug cycles" in p.stdout
+    assert f"# churn: {cycles} hotplug cycles (remove and re-add) in 4 s, " \
+        f"{summary['churn-failures']} removals refused or late" in p.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
 
 
