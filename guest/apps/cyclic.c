@@ -444,11 +444,11 @@ int cyclic_start(void)
 		return ret;
 	}
 	__atomic_fetch_or(&area->flags, PLUGVM_LATENCY_F_STARTED, __ATOMIC_RELEASE);
-	thread_set_prio(me, old_prio);
 	printk("latency: %u threads, interval %lu us, priority %u, histogram %u us, threshold "
 	       "%lu us%s%.*s\n",
 	       n, (unsigned long)(interval_ns / 1000), prio, hist_us,
 	       (unsigned long)(threshold_ns / 1000), v ? ", stress " : "", v ? (int)len : 0,
 	       v ? v : "");
+	thread_set_prio(me, old_prio); /* after the line: below the stress it may wait long */
 	return 0;
 }
