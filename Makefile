@@ -34,13 +34,13 @@ VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c
 	loader.c chaos.c console.c kvm_stats.c domain_xml.c rt_tune.c sandbox.c) $(VMM_CONFIG_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
-	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c virtio_mmio.c \
+	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c latency.c virtio_mmio.c \
 	virtio_console.c)
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
 VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \
 	agent_requests.c control_agent.c)
 VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_stats.c \
-	vmm/control/control_domain.c \
+	vmm/control/control_domain.c vmm/control/control_latency.c \
 	$(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
@@ -63,7 +63,7 @@ $(B)/plugvm: $(VMM_OBJS)
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm. It
 # shares only vmm/version.h and vmm/utf8.h with the VMM.
 PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c \
-	cmd_stats.c cmd_virsh.c)
+	cmd_stats.c cmd_virsh.c cmd_latency.c) tools/latency/tline.c
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/tools/%.o: tools/%.c
@@ -76,6 +76,18 @@ $(B)/plugctl: $(PLUGCTL_OBJS)
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ -ljson-c
 
 -include $(PLUGCTL_OBJS:.o=.d)
+
+# plugvm-latency: cyclictest in a guest as one command (tools/latency/), on plugctl's QMP
+# connection (and its hotplug event matchers).
+LATENCY_SRCS := $(addprefix tools/latency/,main.c report.c plot.c host.c tline.c) \
+	$(addprefix tools/plugctl/,conn.c print.c cmd_cpus.c)
+LATENCY_OBJS := $(LATENCY_SRCS:%.c=$(B)/%.o)
+
+$(B)/plugvm-latency: $(LATENCY_OBJS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ -ljson-c
+
+-include $(LATENCY_OBJS:.o=.d)
 
 # ---- guest ------------------------------------------------------------------------------
 GCC_INCLUDE := $(shell $(CC) -print-file-name=include)
@@ -109,7 +121,8 @@ GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c acpi_cpu_hotplu
 	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
 	selftest_sched.c selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c \
-	selftest_watchdog.c selftest_torture.c selftest_hostile.c agent_service.c workload.c)
+	selftest_watchdog.c selftest_torture.c selftest_hostile.c agent_service.c workload.c \
+	cyclic.c latency_stress.c)
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
 # build (build/rt/guest.elf, PREEMPT_RT-style local_lock), both with the lock validator;
@@ -143,7 +156,7 @@ $(eval $(call guest_variant,$(GUEST_PREFIX)/rt,$(GUEST_DEBUG_FLAGS) -DCONFIG_PRE
 
 .PHONY: all vmm guest guest-rt clean
 all: vmm guest guest-rt
-vmm: $(B)/plugvm $(B)/plugctl
+vmm: $(B)/plugvm $(B)/plugctl $(B)/plugvm-latency
 guest: $(GUEST_PREFIX)/guest.elf
 guest-rt: $(GUEST_PREFIX)/rt/guest.elf
 

@@ -25,6 +25,7 @@
 #include "cpus.h"
 #include "devices/acpi_pm.h"
 #include "devices/debug_exit.h"
+#include "devices/latency.h"
 #include "devices/uart16550.h"
 #include "devices/virtio_console.h"
 #include "exitcode.h"
@@ -106,7 +107,7 @@ static int create_devices(struct vm *vm)
 {
 	vm->console = console_create(STDOUT_FILENO);
 	if (!vm->console || uart_init(vm) || debug_exit_init(vm) || acpi_pm_init(vm) ||
-	    cpus_create(vm) || virtio_devices_init(vm) || agent_init(vm))
+	    cpus_create(vm) || latency_init(vm) || virtio_devices_init(vm) || agent_init(vm))
 		return PLUGVM_EXIT_SETUP;
 	return 0;
 }
@@ -130,7 +131,8 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	}
 	vm->cpuid.max_cpus = cfg->max_cpus;
 	vm->cpuid.tsc_deadline = vm->kvm.tsc_deadline;
-	vm->cpuid.features = PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START;
+	vm->cpuid.features =
+	    PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START | PLUGVM_FEATURE_LATENCY;
 	if (!cfg->virtio_disabled)
 		vm->cpuid.features |= PLUGVM_FEATURE_VIRTIO;
 
@@ -385,6 +387,7 @@ void machine_destroy(struct vm *vm)
 	chaos_destroy(vm->chaos);
 	vm->chaos = NULL;
 	agent_exit(vm);
+	latency_exit(vm);
 	virtio_devices_exit(vm);
 	acpi_pm_exit(vm);
 	uart_exit(vm);

@@ -28,6 +28,7 @@ struct agent;
 struct control_agent;
 struct chaos;
 struct console;
+struct latency_dev;
 
 struct vm {
 	const struct vm_config *cfg;
@@ -56,6 +57,7 @@ struct vm {
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
 	atomic_bool reset_requested; /* QMP system_reset: the main loop carries it out */
 	struct chaos *chaos; /* --chaos, else NULL */
+	struct latency_dev *latency; /* the latency statistics port (devices/latency.h) */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
 	pthread_mutex_t stop_lock;

@@ -25,6 +25,7 @@ struct cpu {
 	unsigned id;
 	uint32_t apic_id;
 	int dying; /* its hotplug thread tore it down: the idle loop reports it dead */
+	uint64_t nr_irqs; /* interrupts taken in this life (only this CPU writes it) */
 	struct rq rq; /* the run queue; its local_lock guards it */
 	struct hrtimer_base hrt; /* high-resolution timers */
 	struct timer_base tmr; /* timer wheels and the tick */

@@ -425,6 +425,16 @@ int cpuhp_state(unsigned cpu)
 	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].state) : -EINVAL;
 }
 
+void cpuhp_activity(unsigned cpu, struct cpuhp_activity *a)
+{
+	*a = (struct cpuhp_activity){ 0 };
+	if (cpu >= nr_cpu_ids)
+		return;
+	a->started = __atomic_load_n(&hp_cpus[cpu].started, __ATOMIC_ACQUIRE);
+	a->running = __atomic_load_n(&hp_cpus[cpu].running, __ATOMIC_RELAXED);
+	a->last = __atomic_load_n(&hp_cpus[cpu].last, __ATOMIC_RELAXED);
+}
+
 int cpuhp_target(unsigned cpu)
 {
 	return cpu < nr_cpu_ids ? READ_ONCE(hp_cpus[cpu].target) : -EINVAL;

@@ -60,6 +60,14 @@ int cpuhp_fail(unsigned cpu, int state);
 
 int cpuhp_state(unsigned cpu); /* current state of `cpu`, or -EINVAL */
 int cpuhp_target(unsigned cpu);
+/* What `cpu`'s hotplug callbacks are doing, for observers (encodings in cpuhp_engine.h). */
+struct cpuhp_activity {
+	unsigned running; /* state + 1 (| CPUHP_RUNNING_DOWN) of the callback in progress, or 0 */
+	unsigned last; /* the same of the last callback started, or 0 */
+	unsigned started; /* callbacks started so far */
+};
+/* Fill *a for `cpu` (all 0 when out of range). Any context; a racy snapshot. */
+void cpuhp_activity(unsigned cpu, struct cpuhp_activity *a);
 int cpuhp_last_error(unsigned cpu, int *failed_state);
 /* The state armed by cpuhp_fail() for `cpu`'s next transition, or -1. */
 int cpuhp_fail_state(unsigned cpu);

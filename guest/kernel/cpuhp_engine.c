@@ -108,6 +108,13 @@ int cpuhp_invoke(struct cpuhp_engine *e, unsigned cpu, int state, bool up)
 		return 0;
 	}
 	t0 = e->ops->now_ns();
+	{
+		unsigned r = (unsigned)(state + 1) | (up ? 0 : CPUHP_RUNNING_DOWN);
+
+		__atomic_store_n(&c->last, r, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->running, r, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->started, c->started + 1, __ATOMIC_RELEASE);
+	}
 	if (inject) {
 		c->fail = -1;
 		ret = -EIO;
@@ -123,6 +130,7 @@ int cpuhp_invoke(struct cpuhp_engine *e, unsigned cpu, int state, bool up)
 		if (ret > 0)
 			ret = -ret;
 	}
+	__atomic_store_n(&c->running, 0, __ATOMIC_RELEASE);
 	dt = e->ops->now_ns() - t0;
 	if (up)
 		c->up_ns[state] = dt;

@@ -42,9 +42,15 @@ struct cpuhp_cpu {
 	int failed_state; /* where it failed, or -1 */
 	int start; /* where the running transition started (rollback goes back there) */
 	bool pending; /* kicked by a parallel bring-up, not yet waited for */
+	/* For observers on other CPUs (latency attribution), atomic stores and racy reads: the
+	 * callback in progress (state + 1, with CPUHP_RUNNING_DOWN for a teardown; 0: none), the
+	 * last one started (same encoding) and how many were started. */
+	unsigned running, last, started;
 	uint64_t up_ns[CPUHP_NR_STATES]; /* last startup duration per state */
 	uint64_t down_ns[CPUHP_NR_STATES]; /* last teardown duration per state */
 };
+
+#define CPUHP_RUNNING_DOWN 0x8000u
 
 struct cpuhp_engine;
 

@@ -8,6 +8,7 @@
 #include "kernel/main.h"
 
 #include "apps/agent_service.h"
+#include "apps/cyclic.h"
 #include "apps/selftest.h"
 #include "arch.h"
 #include "drivers/acpi_hotplug.h"
@@ -102,6 +103,7 @@ static int init_main(void *arg)
 	/* After the boot bring-up: the agent's session (and its events) starts here. */
 	agent_service_start();
 	acpi_hotplug_start(); /* CPUs may come and go from now on */
+	cyclic_start(); /* `latency`: the measurement runs beside whatever follows */
 	st = selftest_run_cmdline();
 	/* `selftest.stay`: keep running afterwards, for a host that checks the aftermath. */
 	if (st >= 0 && cmdline_flag("selftest.stay")) {

@@ -45,6 +45,7 @@ void sched_park(struct thread *t)
 	unsigned long flags = spin_lock_irqsave(&sched_parked_lock);
 
 	__atomic_store_n(&t->state, THREAD_PARKED, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->nr_parks, t->nr_parks + 1, __ATOMIC_RELAXED);
 	list_add_tail(&t->park_node, &sched_parked);
 	spin_unlock_irqrestore(&sched_parked_lock, flags);
 }

@@ -73,6 +73,7 @@ struct thread {
 	uint64_t sleep_deadline_ns; /* sleeping until then at the latest (0: no deadline) */
 	uint64_t hung_reported_ns; /* the deadline the hung-task check reported it for */
 	uint64_t nr_switches;
+	uint64_t nr_parks; /* times it was parked (its CPU went away), under sched_parked_lock */
 	struct lockdep_task lockdep; /* held-locks stack of the lock validator */
 	char name[THREAD_NAME_LEN];
 };

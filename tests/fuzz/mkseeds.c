@@ -5,6 +5,7 @@
  * builder for fuzz_acpi, command lines and argument vectors for the other two.
  */
 #include <elf.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "acpi_tables.h"
 #include "plugvm_agent.h"
+#include "plugvm_latency.h"
 #include "pvh.h"
 #include "tests/unit/vmm_shim/agent_states.h"
 #include "tests/unit/vmm_shim/elf_header.h"
@@ -96,6 +98,38 @@ static void acpi_seed(unsigned nr, unsigned max, int search)
 	}
 	snprintf(name, sizeof(name), "tables-%u-%u%s", nr, max, search ? "-search" : "");
 	put("fuzz_acpi", name, buf, len);
+}
+
+/* fuzz_latency: a registration and an area with one measured CPU, one state, one outlier. */
+static void latency_seed(void)
+{
+	static struct {
+		struct plugvm_latency_register reg;
+		struct plugvm_latency_area area;
+	} s;
+	struct plugvm_latency_cpu *c = &s.area.cpus[1];
+	size_t len = sizeof(s.reg) + offsetof(struct plugvm_latency_area, cpus[2]);
+
+	s.reg = (struct plugvm_latency_register){ PLUGVM_LATENCY_MAGIC, PLUGVM_LATENCY_VERSION,
+						  0x10000, sizeof(s.area), 0 };
+	s.area.magic = PLUGVM_LATENCY_MAGIC;
+	s.area.version = PLUGVM_LATENCY_VERSION;
+	s.area.interval_us = 1000;
+	s.area.hist_us = 100;
+	s.area.nr_states = 1;
+	strcpy(s.area.states[0].name, "sched:active");
+	s.area.states[0].count = 1;
+	s.area.outlier_seq = 1;
+	s.area.outliers[0].cpu = 1;
+	s.area.outliers[0].hp[0] = 1 | PLUGVM_LATENCY_HP_DOWN;
+	c->flags = PLUGVM_LATENCY_CPU_USED;
+	c->count = 2;
+	c->min_ns = 3000;
+	c->max_ns = 150000;
+	c->sum_ns = 153000;
+	c->hist[3] = 1;
+	c->overflows = 1;
+	put("fuzz_latency", "one-cpu", &s, len);
 }
 
 /* fuzz_virtio: a driver bringing the agent device up and sending one message. */
@@ -296,5 +330,6 @@ int main(void)
 	virtio_seed();
 	hotplug_seeds();
 	agent_seeds();
+	latency_seed();
 	return 0;
 }

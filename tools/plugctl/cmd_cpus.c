@@ -78,8 +78,7 @@ int cmd_cpus(struct conn *c, char **argv)
 	return 0;
 }
 
-/* The guest's _OST for a device check (an insert) of slot `arg`. */
-static bool match_ost(struct json_object *e, void *arg)
+bool match_ost(struct json_object *e, void *arg)
 {
 	struct json_object *info;
 	const char *slot;
@@ -91,8 +90,7 @@ static bool match_ost(struct json_object *e, void *arg)
 	return slot && get_int(info, "source", NULL) == 1 && !strcmp(slot, (const char *)arg);
 }
 
-/* The end of a removal of the CPU whose QOM path is `arg`: done, or refused. */
-static bool match_removed(struct json_object *e, void *arg)
+bool match_removed(struct json_object *e, void *arg)
 {
 	const char *ev = get_str(e, "event", NULL), *path = get_str(e, "data", "path");
 

@@ -4,7 +4,7 @@
  *
  *   plugctl [-s PATH] [--json] [-t SECONDS] cpus | cpu add [SLOT] | cpu del SLOT |
  *           cpu set N | states | cpuhp | target CPU STATE | fail CPU STATE |
- *           timers [CPU] | sched [CPU] | status | quit | qmp '{"execute": ...}'
+ *           timers [CPU] | sched [CPU] | latency | status | quit | qmp '{"execute": ...}'
  *
  * Human-readable output by default, the raw QMP values with --json; exit status 0 on
  * success, 1 when the VM or the guest says no, 2 on bad usage or no connection. The
@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,7 @@ static const char usage[] =
     "  setvcpus N       virsh's word for cpu set N\n"
     "  vcpucount        maximum and current vCPUs, as virsh prints them\n"
     "  dumpxml          the running VM as a libvirt domain document (plugvm --domain)\n"
+    "  latency          the live figures of the guest's latency measurement, per CPU\n"
     "  status           the VM's run state\n"
     "  quit             stop the VM\n"
     "  qmp JSON         send one QMP command as given, print the reply\n"
@@ -52,17 +52,7 @@ static const char usage[] =
 
 bool json_out;
 
-void die(int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("plugctl: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(status);
-}
+const char prog_name[] = "plugctl";
 
 long parse_num(const char *s, const char *what)
 {
@@ -139,6 +129,7 @@ static const struct command {
 	{ "setvcpus", NULL, 1, 1, "setvcpus N", cmd_setvcpus },
 	{ "vcpucount", NULL, 0, 0, "vcpucount takes no argument", cmd_vcpucount },
 	{ "dumpxml", NULL, 0, 0, "dumpxml takes no argument", cmd_dumpxml },
+	{ "latency", NULL, 0, 0, "latency takes no argument", cmd_latency },
 	{ "status", NULL, 0, 0, "status takes no argument", cmd_status },
 	{ "quit", NULL, 0, 0, "quit takes no argument", cmd_quit },
 	{ "qmp", NULL, 1, 1, "qmp takes one JSON argument", cmd_qmp },

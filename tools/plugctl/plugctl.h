@@ -19,8 +19,10 @@
 /* --json: print QMP values instead of tables and sentences. */
 extern bool json_out;
 
-/* "plugctl: " and the message on stderr, then exit(status). */
+/* "plugctl: " (prog_name) and the message on stderr, then exit(status). */
 void die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* The name die() puts first: each program that links conn.c and print.c defines it. */
+extern const char prog_name[];
 
 /* A number argument (>= 0) of what `what` names, or die with EXIT_USAGE. */
 long parse_num(const char *s, const char *what);
@@ -77,7 +79,13 @@ bool get_bool(struct json_object *o, const char *k);
 
 /* ---- the commands: each gets its arguments (checked in number), returns the exit status */
 
+/* conn_wait_event() matchers: the guest's _OST for an insert into slot `arg` (a decimal
+ * string); the end of a removal (done or refused) of the CPU whose QOM path is `arg`. */
+bool match_ost(struct json_object *e, void *arg);
+bool match_removed(struct json_object *e, void *arg);
+
 int cmd_cpus(struct conn *c, char **argv);
+int cmd_latency(struct conn *c, char **argv);
 int cmd_cpu_add(struct conn *c, char **argv);
 int cmd_cpu_del(struct conn *c, char **argv);
 int cmd_cpu_set(struct conn *c, char **argv);

@@ -1,13 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * What plugctl prints: strings from the server made safe for a terminal, QMP values as
+ * What plugctl prints (and how it dies): strings from the server made safe for a terminal, QMP values as
  * JSON without anything a terminal acts on, and the lookups the commands' tables use.
  */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugctl.h"
 #include "vmm/utf8.h"
+
+void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status); /* atexit handlers run: plugvm-latency's ends its VM */
+}
 
 /*
  * A string from the server as text for a terminal: what utf8_printable_len() refuses

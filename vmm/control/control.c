@@ -16,6 +16,7 @@
 #include "agent.h"
 #include "control_agent.h"
 #include "control_domain.h"
+#include "control_latency.h"
 #include "control_stats.h"
 #include "../cpus.h"
 #include "../devices/acpi_pm.h"
@@ -611,14 +612,15 @@ static const struct qmp_command base_commands[] = {
 
 /*
  * base_commands, then the agent's (control_agent.c), the domain's (control_domain.c), the
- * statistics (control_stats.c), then the end marker.
+ * statistics (control_stats.c), the latency one (control_latency.c), then the end marker.
  */
 static struct qmp_command commands[64];
 
 static void merge_commands(void)
 {
 	const struct qmp_command *tables[] = { base_commands, control_agent_commands,
-					       control_domain_commands, control_stats_commands },
+					       control_domain_commands, control_stats_commands,
+					       control_latency_commands },
 				 *c;
 	unsigned n = 0, t;
 

@@ -90,6 +90,7 @@ void trap_dispatch(struct trap_frame *f)
 	if (f->vector == VEC_SPURIOUS)
 		return; /* spurious LAPIC interrupts take no EOI */
 	h = &handlers[f->vector];
+	raw_this_cpu()->nr_irqs++; /* interrupts off: nobody else writes it */
 	preempt_count_add(HARDIRQ_OFFSET);
 	if (h->fn)
 		h->fn((unsigned)f->vector, h->arg);

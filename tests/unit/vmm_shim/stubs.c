@@ -14,6 +14,7 @@
 #include "vmm/chaos.h"
 #include "vmm/control/control_agent.h"
 #include "vmm/devices/acpi_pm.h"
+#include "vmm/devices/latency.h"
 #include "vmm/devices/virtio_console.h"
 #include "vmm/kvm.h"
 #include "vmm/vm.h"
@@ -79,6 +80,13 @@ WEAK int virtio_agent_send(struct vm *vm, const void *msg, size_t len)
 	(void)msg;
 	(void)len;
 	return -ENODEV;
+}
+
+WEAK int latency_read(struct vm *vm, struct latency_snapshot *s)
+{
+	(void)vm;
+	(void)s;
+	return -ENODATA; /* the guest registered nothing */
 }
 
 /* ---- the agent's QMP commands and events ---- */

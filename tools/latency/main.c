@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: MIT
+/*
+ * plugvm-latency: cyclictest in a plugvm guest, as one command. Spawns plugvm with the
+ * guest's `latency` words, talks QMP (the plugctl connection), prints a progress line a
+ * second, optionally removes and re-adds vCPUs at a rate (device_del / device_add, the path
+ * every client uses), then reports in cyclictest's formats, JSON and a gnuplot PNG.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "latency.h"
+#include "tools/plugctl/plugctl.h"
+#include "vmm/version.h"
+
+static const char usage[] =
+    "usage: plugvm-latency [options]\n"
+    "\n"
+    "  --smp N[,maxcpus=M]   the VM's CPUs, as plugvm's --smp (default 2)\n"
+    "  --duration S          seconds of measurement (default 10; 1..86400)\n"
+    "  --interval US         the period (default 1000; 100..1000000)\n"
+    "  --priority P          the measurement threads' priority (default 99, the highest)\n"
+    "  --cpus LIST           measured CPUs, e.g. 0,2-3 (default: those online at boot)\n"
+    "  --stress LIST         load in the guest below the measurement: hogs,timers,ipi,locks\n"
+    "  --churn MS            remove and re-add the measured vCPUs (but 0), one every MS ms\n"
+    "  --chaos[=SPEC]        plugvm's --chaos (a loaded host)\n"
+    "  --kernel FILE | --rt  the guest (default guest.elf beside plugvm; --rt: rt/guest.elf)\n"
+    "  --histogram FILE      cyclictest's -h layout\n"
+    "  --histogram-max US    1 us buckets up to US (default 10000, at most 10000)\n"
+    "  --threshold US        outliers: samples above US are attributed (default: the max)\n"
+    "  --json FILE           a JSON summary\n"
+    "  --plot FILE.png       counts per latency, log scale, one line per CPU (gnuplot)\n"
+    "  --compare FILE.json   draw an earlier run's summary in the same plot\n"
+    "  --compare-host        run rt-tests' cyclictest on the host alongside\n"
+    "  --plugvm PATH         the VMM (default: plugvm beside this program)\n"
+    "  --console FILE        keep the guest's console and plugvm's stderr there\n"
+    "  -h, --help, -V, --version\n";
+
+bool json_out; /* plugctl's connection code asks */
+
+static pid_t vm_pid = -1;
+static volatile sig_atomic_t interrupted; /* SIGINT, SIGTERM: end the run early, report */
+static char tmpdir[64];
+static struct lat_opts opts = {
+	.smp = "2", .duration_s = 10, .interval_us = 1000, .priority = 99, .hist_max_us = 10000
+};
+
+static void cleanup(void)
+{
+	char path[128];
+	int st;
+
+	if (vm_pid > 0) {
+		kill(vm_pid, SIGTERM);
+		waitpid(vm_pid, &st, 0);
+		vm_pid = -1;
+	}
+	if (tmpdir[0]) {
+		static const char *const files[] = { "qmp",	      "console.log", "host.txt",
+						     "host-hist.txt", "plot.dat",    "plot.gp" };
+		size_t i;
+
+		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", tmpdir, files[i]);
+			unlink(path);
+		}
+		rmdir(tmpdir);
+		tmpdir[0] = '\0';
+	}
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* For die() (plugctl's print.c): every failure ends here, and cleanup() ends the VM. */
+const char prog_name[] = "plugvm-latency";
+
+static long num(const char *s, const char *what, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		die(LAT_EXIT_USAGE, "%s: '%s' is not a number from %ld to %ld", what, s, lo, hi);
+	return v;
+}
+
+long parse_num(const char *s, const char *what)
+{
+	return num(s, what, 0, LONG_MAX);
+}
+
+/* A word of the guest's command line may not hold spaces or quotes. */
+static const char *word(const char *s, const char *what, const char *allowed)
+{
+	if (!*s || strspn(s, allowed) != strlen(s))
+		die(LAT_EXIT_USAGE, "%s: '%s' may hold only [%s]", what, s, allowed);
+	return s;
+}
+
+/* The options: each sets one field of `opts`, a number in [lo, hi], a string or a flag. */
+static const struct lat_option {
+	const char *name;
+	int has_arg; /* getopt_long's */
+	long *num;
+	long lo, hi;
+	const char **str;
+	bool *flag;
+} options[] = {
+	{ "smp", required_argument, .str = &opts.smp },
+	{ "duration", required_argument, &opts.duration_s, 1, 86400 },
+	{ "interval", required_argument, &opts.interval_us, 100, 1000000 },
+	{ "priority", required_argument, &opts.priority, 1, 99 },
+	{ "cpus", required_argument, .str = &opts.cpus },
+	{ "stress", required_argument, .str = &opts.stress },
+	{ "churn", required_argument, &opts.churn_ms, 1, 3600000 },
+	{ "chaos", optional_argument, .str = &opts.chaos },
+	{ "kernel", required_argument, .str = &opts.kernel },
+	{ "rt", no_argument, .flag = &opts.rt },
+	{ "histogram", required_argument, .str = &opts.hist_file },
+	{ "histogram-max", required_argument, &opts.hist_max_us, 1, 10000 },
+	{ "threshold", required_argument, &opts.threshold_us, 1, 10000000 },
+	{ "json", required_argument, .str = &opts.json_file },
+	{ "plot", required_argument, .str = &opts.plot_file },
+	{ "compare", required_argument, .str = &opts.compare_file },
+	{ "compare-host", no_argument, .flag = &opts.compare_host },
+	{ "plugvm", required_argument, .str = &opts.plugvm },
+	{ "console", required_argument, .str = &opts.console },
+};
+#define NR_OPTIONS (sizeof(options) / sizeof(options[0]))
+
+static void parse_args(int argc, char **argv, struct lat_opts *o)
+{
+	struct option longopts[NR_OPTIONS + 3] = { 0 };
+	size_t i;
+	int opt, idx;
+
+	for (i = 0; i < NR_OPTIONS; i++)
+		longopts[i] = (struct option){ options[i].name, options[i].has_arg, NULL, 256 };
+	longopts[i++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[i] = (struct option){ "version", no_argument, NULL, 'V' };
+	while ((opt = getopt_long(argc, argv, "hV", longopts, &idx)) != -1) {
+		const struct lat_option *e = &options[idx];
+		char what[32];
+
+		if (opt == 'h') {
+			fputs(usage, stdout);
+			exit(0);
+		} else if (opt == 'V') {
+			printf("plugvm-latency %s\n", PLUGVM_VERSION);
+			exit(0);
+		} else if (opt != 256) {
+			fputs(usage, stderr);
+			exit(LAT_EXIT_USAGE);
+		}
+		snprintf(what, sizeof(what), "--%s", e->name);
+		if (e->num)
+			*e->num = num(optarg, what, e->lo, e->hi);
+		else if (e->str)
+			*e->str = optarg ? optarg : ""; /* --chaos alone: plugvm's defaults */
+		else
+			*e->flag = true;
+	}
+	word(o->smp, "--smp", "0123456789,=abcdefghijklmnopqrstuvwxyz");
+	if (o->cpus)
+		word(o->cpus, "--cpus", "0123456789,-");
+	if (optind < argc)
+		die(LAT_EXIT_USAGE, "unexpected argument '%s' (see --help)", argv[optind]);
+	if (o->rt && o->kernel)
+		die(LAT_EXIT_USAGE, "--rt and --kernel: give one (--rt picks rt/guest.elf)");
+	if (o->stress) {
+		char *copy = strdup(o->stress), *save = NULL, *t;
+
+		if (!copy)
+			die(LAT_EXIT_FAIL, "out of memory");
+		for (t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
+			if (strcmp(t, "hogs") && strcmp(t, "timers") && strcmp(t, "ipi") &&
+			    strcmp(t, "locks"))
+				die(LAT_EXIT_USAGE,
+				    "--stress: '%s' is not one of hogs, timers, ipi, locks", t);
+		free(copy);
+		word(o->stress, "--stress", "abcdefghijklmnopqrstuvwxyz,");
+	}
+	if (!o->threshold_us)
+		o->threshold_us = o->hist_max_us;
+	if (o->plot_file &&
+	    (strlen(o->plot_file) < 5 || strcmp(o->plot_file + strlen(o->plot_file) - 4, ".png")))
+		die(LAT_EXIT_USAGE, "--plot: '%s' must end in .png", o->plot_file);
+	if (o->compare_file && !o->plot_file)
+		die(LAT_EXIT_USAGE, "--compare needs --plot FILE.png (it draws both runs)");
+}
+
+/* plugvm's path: --plugvm, else beside this program. */
+static void default_paths(struct lat_opts *o, const char *argv0, char *vmm, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (o->plugvm)
+		return;
+	if (n <= 0)
+		die(LAT_EXIT_FAIL, "cannot find my own path (%s); give --plugvm", argv0);
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if ((size_t)(slash - self) + sizeof("/plugvm") > len)
+		die(LAT_EXIT_FAIL, "%s: path too long; give --plugvm", self);
+	memcpy(slash, "/plugvm", sizeof("/plugvm"));
+	memcpy(vmm, self, strlen(self) + 1);
+	o->plugvm = vmm;
+}
+
+/* Where the guest's console goes: --console, else a file in the run's directory. */
+static const char *console_path(const struct lat_opts *o)
+{
+	static char tmp[96];
+
+	if (o->console)
+		return o->console;
+	snprintf(tmp, sizeof(tmp), "%s/console.log", tmpdir);
+	return tmp;
+}
+
+static void spawn_vm(const struct lat_opts *o, const char *cmdline)
+{
+	char qmp[96], log[PATH_MAX], kernel[PATH_MAX], *argv[16];
+	int n = 0, fd;
+
+	snprintf(qmp, sizeof(qmp), "unix:%s/qmp", tmpdir);
+	snprintf(log, sizeof(log), "%s", console_path(o));
+	argv[n++] = (char *)o->plugvm;
+	argv[n++] = "--smp";
+	argv[n++] = (char *)o->smp;
+	argv[n++] = "--qmp";
+	argv[n++] = qmp;
+	argv[n++] = "--append";
+	argv[n++] = (char *)cmdline;
+	if (o->kernel || o->rt) {
+		if (o->kernel) {
+			snprintf(kernel, sizeof(kernel), "%s", o->kernel);
+		} else {
+			const char *slash = strrchr(o->plugvm, '/');
+
+			snprintf(kernel, sizeof(kernel), "%.*srt/guest.elf",
+				 slash ? (int)(slash - o->plugvm + 1) : 0, o->plugvm);
+		}
+		if (access(kernel, R_OK))
+			die(LAT_EXIT_USAGE, "%s: %s", kernel, strerror(errno));
+		argv[n++] = "--kernel";
+		argv[n++] = kernel;
+	}
+	if (o->chaos) {
+		static char chaos[256];
+
+		snprintf(chaos, sizeof(chaos), "--chaos%s%s", *o->chaos ? "=" : "", o->chaos);
+		argv[n++] = chaos;
+	}
+	argv[n] = NULL;
+	if (access(o->plugvm, X_OK))
+		die(LAT_EXIT_USAGE, "%s: %s (give --plugvm)", o->plugvm, strerror(errno));
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die(LAT_EXIT_FAIL, "%s: %s", log, strerror(errno));
+	vm_pid = fork();
+	if (vm_pid < 0)
+		die(LAT_EXIT_FAIL, "fork: %s", strerror(errno));
+	if (vm_pid == 0) {
+		setpgid(0, 0); /* a terminal's ^C is ours: we end the VM with quit */
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		execv(o->plugvm, argv);
+		_exit(127);
+	}
+	close(fd);
+}
+
+/* The last lines of the guest's console (and plugvm's stderr), for a failure report. */
+static void console_tail(void)
+{
+	const char *log = console_path(&opts);
+	char line[512];
+	long lines = 0;
+	FILE *f = fopen(log, "r");
+
+	if (!f)
+		return;
+	fprintf(stderr, "plugvm-latency: the last lines of %s:\n", log);
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		if (lines-- <= 15)
+			fprintf(stderr, "  %s", line);
+	fclose(f);
+}
+
+/* The VM ended early: say how, with the end of its console. Never returns. */
+static void vm_died(int st)
+{
+	vm_pid = -1;
+	fprintf(stderr, "plugvm-latency: plugvm ended early (%s %d)\n",
+		WIFEXITED(st) ? "exit status" : "signal",
+		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	console_tail();
+	die(LAT_EXIT_FAIL, "the run failed");
+}
+
+static void check_vm(void)
+{
+	int st;
+
+	if (vm_pid > 0 && waitpid(vm_pid, &st, WNOHANG) == vm_pid)
+		vm_died(st);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Connect once plugvm listens (it creates the socket before any vCPU runs). */
+/* True once something listens at `path` (the file appears at bind(), before listen()). */
+static bool listening(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok;
+
+	if (fd < 0)
+		die(LAT_EXIT_FAIL, "socket: %s", strerror(errno));
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
+static void connect_vm(struct conn *c)
+{
+	char path[96];
+	int64_t deadline = now_ms() + 60000;
+
+	snprintf(path, sizeof(path), "%s/qmp", tmpdir);
+	while (!listening(path)) {
+		check_vm();
+		if (now_ms() > deadline)
+			die(LAT_EXIT_FAIL, "plugvm did not open its QMP socket within 60 s");
+		sleep_ms(20);
+	}
+	conn_open(c, path);
+}
+
+/* One CPU the churn removes and re-adds: its slot props and current QOM path. */
+struct churn_cpu {
+	unsigned slot;
+	struct json_object *props;
+	char path[96];
+};
+
+struct churn {
+	struct churn_cpu cpu[16];
+	unsigned n, next;
+	long cycles, failures; /* completed; removals refused or late */
+	const char *type;
+	struct json_object *hp; /* query-hotpluggable-cpus: owns props */
+};
+
+/* The present CPUs but 0 (a measured CPU is removed under its measurement thread). */
+static void churn_init(struct conn *c, struct churn *ch)
+{
+	size_t len, i;
+
+	ch->hp = conn_cmd(c, "query-hotpluggable-cpus", NULL);
+	len = json_object_array_length(ch->hp);
+	for (i = 0; i < len && ch->n < 16; i++) {
+		struct json_object *e = json_object_array_get_idx(ch->hp, len - 1 - i);
+		const char *path = get_str(e, "qom-path", NULL);
+
+		ch->type = get_str(e, "type", NULL);
+		if (i == 0 || !path)
+			continue;
+		ch->cpu[ch->n].slot = (unsigned)i;
+		json_object_object_get_ex(e, "props", &ch->cpu[ch->n].props);
+		snprintf(ch->cpu[ch->n].path, sizeof(ch->cpu[ch->n].path), "%s", path);
+		ch->n++;
+	}
+	if (!ch->n)
+		die(LAT_EXIT_USAGE, "--churn: no CPU but 0 is present (use --smp 2 or more)");
+}
+
+/* Remove the next CPU and add it back, each time waiting for the guest's answer. */
+static void churn_once(struct conn *c, struct churn *ch)
+{
+	static const char *const keys[] = { "socket-id", "die-id", "core-id", "thread-id" };
+	struct churn_cpu *cpu = &ch->cpu[ch->next++ % ch->n];
+	struct json_object *args = json_object_new_object(), *ev, *v;
+	char id[32], slot[16];
+	size_t k;
+
+	json_object_object_add(args, "id", json_object_new_string(cpu->path));
+	json_object_put(conn_cmd(c, "device_del", args));
+	ev = conn_wait_event(c, match_removed, cpu->path);
+	if (!ev)
+		die(LAT_EXIT_FAIL, "--churn: no answer to the removal of CPU %u", cpu->slot);
+	if (strcmp(get_str(ev, "event", NULL), "DEVICE_DELETED")) {
+		/* A finding, not the end of the run: the CPU stays, the next cycle tries again. */
+		fprintf(stderr,
+			"plugvm-latency: --churn: CPU %u not removed: %s (the guest "
+			"refused, or did not eject it within plugvm's deadline)\n",
+			cpu->slot, get_str(ev, "event", NULL));
+		ch->failures++;
+		json_object_put(ev);
+		return;
+	}
+	json_object_put(ev);
+	snprintf(id, sizeof(id), "lat-cpu%u", cpu->slot);
+	snprintf(slot, sizeof(slot), "%u", cpu->slot);
+	args = json_object_new_object();
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		if (json_object_object_get_ex(cpu->props, keys[k], &v))
+			json_object_object_add(args, keys[k], json_object_get(v));
+	json_object_object_add(args, "driver", json_object_new_string(ch->type));
+	json_object_object_add(args, "id", json_object_new_string(id));
+	json_object_put(conn_cmd(c, "device_add", args));
+	ev = conn_wait_event(c, match_ost, slot);
+	if (!ev || get_int(json_object_object_get(json_object_object_get(ev, "data"), "info"),
+			   "status", NULL))
+		die(LAT_EXIT_FAIL, "--churn: the guest did not bring CPU %u back (%s)", cpu->slot,
+		    ev ? "failed" : "no answer");
+	json_object_put(ev);
+	snprintf(cpu->path, sizeof(cpu->path), "/machine/peripheral/%s", id);
+	ch->cycles++;
+}
+
+/*
+ * The guest keeps only its last PLUGVM_LATENCY_OUTLIERS outliers: collect those of every
+ * reply, once each (keyed by CPU and intended wake-up), so the report ranks all it saw.
+ */
+static void collect_outliers(struct json_object *q, struct json_object *seen,
+			     struct json_object *all)
+{
+	struct json_object *outs = json_object_object_get(q, "outliers");
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(outs); i++) {
+		struct json_object *e = json_object_array_get_idx(outs, i);
+		char key[48];
+
+		snprintf(key, sizeof(key), "%lld:%lld", (long long)get_i64(e, "cpu"),
+			 (long long)get_i64(e, "when-ns"));
+		if (json_object_object_get_ex(seen, key, NULL))
+			continue;
+		json_object_object_add(seen, key, NULL);
+		json_object_array_add(all, json_object_get(e));
+	}
+}
+
+/* The running max over every CPU, for the progress line. */
+static void progress(struct json_object *q, long s, long total, long cycles)
+{
+	struct json_object *cpus, *e;
+	long long n = 0, max = 0;
+	int max_cpu = -1;
+	size_t i;
+
+	json_object_object_get_ex(q, "cpus", &cpus);
+	for (i = 0; i < json_object_array_length(cpus); i++) {
+		e = json_object_array_get_idx(cpus, i);
+		n += get_i64(e, "count");
+		if (get_i64(e, "max-ns") > max) {
+			max = get_i64(e, "max-ns");
+			max_cpu = (int)get_i64(e, "cpu");
+		}
+	}
+	fprintf(stderr, "plugvm-latency: %3ld/%ld s: %lld samples, max %lld us (CPU %d)", s, total,
+		n, max / 1000, max_cpu);
+	if (cycles >= 0)
+		fprintf(stderr, ", %ld hotplug cycles", cycles);
+	fputc('\n', stderr);
+}
+
+/* Wait until the guest registered its area and started every thread (and its stress). */
+static struct json_object *wait_active(struct conn *c)
+{
+	int64_t deadline = now_ms() + 120000;
+
+	for (;;) {
+		struct json_object *q = conn_cmd(c, "query-latency", NULL), *cpus;
+
+		if (get_bool(q, "active") && get_bool(q, "started") &&
+		    json_object_object_get_ex(q, "cpus", &cpus) &&
+		    json_object_array_length(cpus) > 0)
+			return q;
+		json_object_put(q);
+		check_vm();
+		if (now_ms() > deadline) {
+			console_tail();
+			die(LAT_EXIT_FAIL, "the guest did not start measuring within 120 s");
+		}
+		sleep_ms(100);
+	}
+}
+
+/* The host threads of the vCPUs, by slot (query-cpus-fast). */
+static unsigned vcpu_tids(struct conn *c, int *tids, unsigned max)
+{
+	struct json_object *r = conn_cmd(c, "query-cpus-fast", NULL);
+	unsigned n = 0;
+	size_t i;
+
+	memset(tids, 0, sizeof(*tids) * max);
+	for (i = 0; i < json_object_array_length(r); i++) {
+		struct json_object *e = json_object_array_get_idx(r, i);
+		int idx = get_int(e, "cpu-index", NULL);
+
+		if (idx >= 0 && (unsigned)idx < max) {
+			tids[idx] = get_int(e, "thread-id", NULL);
+			n = (unsigned)idx + 1 > n ? (unsigned)idx + 1 : n;
+		}
+	}
+	json_object_put(r);
+	return n;
+}
+
+static void end_vm(struct conn *c)
+{
+	int64_t deadline = now_ms() + 30000;
+	int st;
+
+	json_object_put(conn_cmd(c, "quit", NULL));
+	conn_close(c);
+	while (waitpid(vm_pid, &st, WNOHANG) != vm_pid) {
+		if (now_ms() > deadline)
+			die(LAT_EXIT_FAIL, "plugvm did not end within 30 s of quit");
+		sleep_ms(20);
+	}
+	vm_pid = -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		vm_died(st);
+}
+
+static void write_json(const char *path, struct json_object *o)
+{
+	if (json_object_to_file_ext(path, o,
+				    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE))
+		die(LAT_EXIT_FAIL, "%s: cannot write: %s", path, strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	struct lat_opts o;
+	struct conn c = { .fd = -1, .timeout_ms = 60000 };
+	struct churn ch = { 0 };
+	struct json_object *q, *summary, *host = NULL, *other = NULL, *args;
+	struct json_object *seen = json_object_new_object(), *all = json_object_new_array();
+	char vmm[PATH_MAX], cmdline[512];
+	int tids[16], host_pid = -1;
+	int64_t t0, next_progress, next_churn;
+	long s = 0;
+
+	parse_args(argc, argv, &opts);
+	o = opts;
+	default_paths(&o, argv[0], vmm, sizeof(vmm));
+	if (o.compare_file) {
+		other = json_object_from_file(o.compare_file);
+		if (!other || !json_object_object_get_ex(other, "cpus", NULL))
+			die(LAT_EXIT_USAGE, "--compare: %s is not a plugvm-latency JSON summary",
+			    o.compare_file);
+	}
+	snprintf(cmdline, sizeof(cmdline),
+		 "latency latency.interval_us=%ld latency.prio=%ld latency.hist_us=%ld "
+		 "latency.threshold_us=%ld%s%s%s%s",
+		 o.interval_us, o.priority, o.hist_max_us, o.threshold_us,
+		 o.cpus ? " latency.cpus=" : "", o.cpus ? o.cpus : "",
+		 o.stress ? " latency.stress=" : "", o.stress ? o.stress : "");
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/plugvm-latency-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		die(LAT_EXIT_FAIL, "mkdtemp: %s", strerror(errno));
+	atexit(cleanup);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	spawn_vm(&o, cmdline);
+	connect_vm(&c);
+	json_object_put(wait_active(&c));
+	if (o.churn_ms)
+		churn_init(&c, &ch);
+	if (o.compare_host)
+		host_pid = host_start(&o, (unsigned)vcpu_tids(&c, tids, 16), tmpdir);
+	t0 = now_ms();
+	next_progress = t0 + 1000;
+	next_churn = t0 + o.churn_ms;
+	while (now_ms() < t0 + o.duration_s * 1000 && !interrupted) {
+		int64_t now = now_ms(), wake = next_progress;
+
+		check_vm();
+		/* Progress first: a hotplug cycle may take longer than --churn here. */
+		if (now >= next_progress) {
+			q = conn_cmd(&c, "query-latency", NULL);
+			progress(q, ++s, o.duration_s, o.churn_ms ? ch.cycles : -1);
+			collect_outliers(q, seen, all);
+			json_object_put(q);
+			next_progress += 1000;
+			continue;
+		}
+		if (o.churn_ms && now >= next_churn) {
+			churn_once(&c, &ch);
+			next_churn += o.churn_ms;
+			if (next_churn < now_ms())
+				next_churn = now_ms();
+			continue;
+		}
+		if (o.churn_ms && next_churn < wake)
+			wake = next_churn;
+		if (t0 + o.duration_s * 1000 < wake)
+			wake = t0 + o.duration_s * 1000;
+		sleep_ms(wake > now ? (long)(wake - now) : 1);
+	}
+	if (interrupted) {
+		o.duration_s = (now_ms() - t0 + 500) / 1000;
+		fprintf(stderr, "plugvm-latency: interrupted: reporting %ld s\n", o.duration_s);
+	}
+	args = json_object_new_object();
+	json_object_object_add(args, "histogram", json_object_new_boolean(true));
+	q = conn_cmd(&c, "query-latency", args);
+	collect_outliers(q, seen, all);
+	json_object_object_add(q, "outliers", all); /* every one seen, for the report */
+	json_object_put(seen);
+	vcpu_tids(&c, tids, 16);
+	end_vm(&c);
+	if (host_pid > 0 && interrupted)
+		kill(host_pid, SIGINT); /* cyclictest writes what it has and ends */
+	if (host_pid > 0)
+		host = host_finish(&o, host_pid, tmpdir);
+
+	report_tlines(stdout, q, tids, 16);
+	summary = report_json(&o, q, o.churn_ms ? ch.cycles : -1, host);
+	json_object_object_add(summary, "churn-failures",
+			       json_object_new_int64(o.churn_ms ? ch.failures : -1));
+	report_outliers(stdout, q, 5);
+	if (o.churn_ms)
+		printf("# churn: %ld hotplug cycles (remove and re-add) in %ld s, %ld removals "
+		       "refused or late\n",
+		       ch.cycles, o.duration_s, ch.failures);
+	report_guest_time(stdout, q, o.duration_s);
+	report_pct_line(stdout, "guest", q);
+	if (host) {
+		printf("# host: rt-tests cyclictest, the same interval, priority and duration, run "
+		       "alongside:\n");
+		report_tlines(stdout, host, NULL, 0);
+		report_pct_line(stdout, "host", host);
+	}
+	if (o.hist_file && report_histogram(o.hist_file, q))
+		return LAT_EXIT_FAIL;
+	if (o.json_file)
+		write_json(o.json_file, summary);
+	if (o.plot_file && plot_png(&o, summary, other, tmpdir))
+		return LAT_EXIT_FAIL;
+	json_object_put(summary);
+	json_object_put(q);
+	json_object_put(host);
+	json_object_put(other);
+	json_object_put(ch.hp);
+	return 0;
+}
