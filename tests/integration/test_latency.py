@@ -149,6 +149,18 @@ def test_query_latency_and_plugctl_live(tmp_path):
         vm.wait_exit()
 
 
+def test_latency_from_a_libvirt_domain(tmp_path):
+    """--domain runs the VM from libvirt's RT-tuned document (its vCPU count, pinning, FIFO
+    vCPUs and locked memory), the measurement's words in place of its <cmdline>."""
+    console = tmp_path / "console.log"
+    p = run_latency("--domain", os.path.join(ROOT, "configs", "libvirt", "plugvm-rt.xml"),
+                    "--duration", "2", "--console", str(console), build="rt")
+    assert p.returncode == 0, p.stdout + p.stderr + console.read_text()
+    lines = tlines(p.stdout)
+    assert len(lines) == 2 and all(lines), p.stdout
+    assert "latency" in console.read_text(), console.read_text()
+
+
 @pytest.mark.parametrize("args,message", [
     (["--duration", "0"], "--duration: '0' is not a number from 1 to 86400"),
     (["--interval", "5x"], "--interval: '5x' is not a number"),
@@ -158,6 +170,7 @@ def test_query_latency_and_plugctl_live(tmp_path):
     (["--cpus", "0;reboot"], "--cpus: '0;reboot' may hold only"),
     (["--bogus"], "unrecognized option"),
     (["--rt", "--kernel", "x"], "--rt and --kernel"),
+    (["--domain", "/nonexistent.xml"], "--domain: /nonexistent.xml: No such file"),
 ])
 def test_latency_bad_options(args, message):
     p = subprocess.run([LATENCY, *args], capture_output=True, text=True, timeout=60)

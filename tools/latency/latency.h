@@ -18,6 +18,8 @@
 
 struct lat_opts {
 	const char *smp; /* plugvm's --smp */
+	bool smp_given; /* --smp on our command line (with --domain: the document's otherwise) */
+	const char *domain; /* plugvm's --domain: a libvirt document (RT knobs), NULL: none */
 	long duration_s, interval_us, priority, churn_ms, hist_max_us, threshold_us;
 	const char *cpus, *stress; /* guest words, NULL: default */
 	const char *chaos; /* NULL: off; "": plugvm's defaults; else its SPEC */

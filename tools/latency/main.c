@@ -26,7 +26,11 @@
 static const char usage[] =
     "usage: plugvm-latency [options]\n"
     "\n"
-    "  --smp N[,maxcpus=M]   the VM's CPUs, as plugvm's --smp (default 2)\n"
+    "  --smp N[,maxcpus=M]   the VM's CPUs, as plugvm's --smp (default 2; with --domain,\n"
+    "                        the document's)\n"
+    "  --domain FILE.xml     run the VM from a libvirt domain document (plugvm --domain:\n"
+    "                        <cputune> pinning and FIFO vCPUs, locked memory); its\n"
+    "                        <cmdline> gives way to the measurement's words\n"
     "  --duration S          seconds of measurement (default 10; 1..86400)\n"
     "  --interval US         the period (default 1000; 100..1000000)\n"
     "  --priority P          the measurement threads' priority (default 99, the highest)\n"
@@ -131,6 +135,7 @@ static const struct lat_option {
 	{ "churn", required_argument, &opts.churn_ms, 1, 3600000 },
 	{ "chaos", optional_argument, .str = &opts.chaos },
 	{ "kernel", required_argument, .str = &opts.kernel },
+	{ "domain", required_argument, .str = &opts.domain },
 	{ "rt", no_argument, .flag = &opts.rt },
 	{ "histogram", required_argument, .str = &opts.hist_file },
 	{ "histogram-max", required_argument, &opts.hist_max_us, 1, 10000 },
@@ -175,6 +180,8 @@ static void parse_args(int argc, char **argv, struct lat_opts *o)
 			*e->str = optarg ? optarg : ""; /* --chaos alone: plugvm's defaults */
 		else
 			*e->flag = true;
+		if (e->str == &o->smp)
+			o->smp_given = true;
 	}
 	word(o->smp, "--smp", "0123456789,=abcdefghijklmnopqrstuvwxyz");
 	if (o->cpus)
@@ -183,6 +190,8 @@ static void parse_args(int argc, char **argv, struct lat_opts *o)
 		die(LAT_EXIT_USAGE, "unexpected argument '%s' (see --help)", argv[optind]);
 	if (o->rt && o->kernel)
 		die(LAT_EXIT_USAGE, "--rt and --kernel: give one (--rt picks rt/guest.elf)");
+	if (o->domain && access(o->domain, R_OK))
+		die(LAT_EXIT_USAGE, "--domain: %s: %s", o->domain, strerror(errno));
 	if (o->stress) {
 		char *copy = strdup(o->stress), *save = NULL, *t;
 
@@ -244,8 +253,14 @@ static void spawn_vm(const struct lat_opts *o, const char *cmdline)
 	snprintf(qmp, sizeof(qmp), "unix:%s/qmp", tmpdir);
 	snprintf(log, sizeof(log), "%s", console_path(o));
 	argv[n++] = (char *)o->plugvm;
-	argv[n++] = "--smp";
-	argv[n++] = (char *)o->smp;
+	if (o->domain) {
+		argv[n++] = "--domain";
+		argv[n++] = (char *)o->domain;
+	}
+	if (!o->domain || o->smp_given) {
+		argv[n++] = "--smp";
+		argv[n++] = (char *)o->smp;
+	}
 	argv[n++] = "--qmp";
 	argv[n++] = qmp;
 	argv[n++] = "--append";
