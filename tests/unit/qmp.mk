@@ -4,4 +4,4 @@
 # limits on socket clients.
 UNIT_TESTS += test_qmp
 UNIT_test_qmp_SRCS := $(VMM_QMP_SRCS) vmm/log.c $(UNIT_QMP_CLIENT)
-UNIT_test_qmp_LIBS := -ljson-c
+UNIT_test_qmp_LIBS := -ljson-c -Wl,--wrap=listen

@@ -636,10 +636,54 @@ static void test_event_without_listener(void **state)
 	assert_int_equal(qmp_server_clients(f->s), 0);
 }
 
+/* listen() as the server calls it: is the socket's public path there yet? */
+int __real_listen(int fd, int backlog);
+int __wrap_listen(int fd, int backlog);
+static const char *listen_watch; /* the path to look at, NULL: none */
+static int listen_saw_path = -1; /* 1: the path existed when listen() was called */
+
+int __wrap_listen(int fd, int backlog)
+{
+	if (listen_watch)
+		listen_saw_path = access(listen_watch, F_OK) == 0;
+	return __real_listen(fd, backlog);
+}
+
+/*
+ * The socket's path appears only once the server listens: a client that waits for the file
+ * and connects at once (the test suite's wait_socket(), plugvm-latency) was refused on a
+ * loaded host in the window between bind() and listen().
+ */
+static void test_socket_path_appears_listening(void **state)
+{
+	struct fixture *f = *state;
+	char path[108];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/plugvm-test-listen-%d.qmp", (int)getpid());
+	unlink(path);
+	listen_watch = path;
+	assert_int_equal(qmp_server_listen(f->s, path), 0);
+	listen_watch = NULL;
+	assert_int_equal(listen_saw_path, 0);
+	assert_int_equal(access(path, F_OK), 0);
+	fd = qmp_test_client(f->s, path); /* connects: it is the listening socket */
+	close(fd);
+	{
+		char tmp[128];
+
+		snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+		assert_int_not_equal(access(tmp, F_OK), 0); /* the temporary name is gone */
+	}
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_greeting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_path_appears_listening, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_negotiation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dispatch_and_ids, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),

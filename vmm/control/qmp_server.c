@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -97,6 +98,7 @@ int qmp_server_listen(struct qmp_server *s, const char *path)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	mode_t old;
+	bool tmp;
 	int err;
 
 	if (strlen(path) >= sizeof(addr.sun_path)) {
@@ -122,16 +124,31 @@ int qmp_server_listen(struct qmp_server *s, const char *path)
 		log_error("--qmp: %s", strerror(-err));
 		return err;
 	}
+	/*
+	 * The path appears only once we listen: bound under a temporary name, listening, then
+	 * linked into place. A client that waits for the file (tests, libvirt-like tools) and
+	 * connects at once was refused in the window between bind() and listen() on a loaded
+	 * host. link(), unlike rename(), never replaces a socket someone else put there since.
+	 */
+	tmp = strlen(path) + 16 < sizeof(addr.sun_path);
+	if (tmp) {
+		snprintf(addr.sun_path, sizeof(addr.sun_path), "%s.%d.tmp", path, (int)getpid());
+		unlink(addr.sun_path); /* ours, left by a crashed process with our pid */
+	}
 	old = umask(0177); /* mode 0600 from the start: no window where others may connect */
 	err = bind(s->listen_fd, (struct sockaddr *)&addr, sizeof(addr));
 	umask(old);
-	if (err < 0 || listen(s->listen_fd, 64) < 0) {
+	if (err < 0 || listen(s->listen_fd, 64) < 0 || (tmp && link(addr.sun_path, path) < 0)) {
 		err = -errno;
 		log_error("--qmp: cannot listen on '%s': %s", path, strerror(-err));
+		if (tmp)
+			unlink(addr.sun_path);
 		free(s->path);
 		s->path = NULL; /* not ours to unlink */
 		return err;
 	}
+	if (tmp)
+		unlink(addr.sun_path);
 	if (epoll_add(s->epoll_fd, s->listen_fd, EPOLLIN, &s->listen_fd) < 0 ||
 	    epoll_add(s->epoll_fd, s->event_fd, EPOLLIN, &s->event_fd) < 0) {
 		err = -errno;

@@ -193,6 +193,11 @@ bool arch_x2apic(void);
 #define ARCH_CPU_STACK_SIZE 16384ul
 /* TSC kHz by one named method ("plugvm", "cpuid-0x40000010", "kvmclock", "pmtimer"), or 0. */
 uint32_t arch_tsc_khz_by(const char *method);
+/*
+ * How far the last PM-timer calibration may be off, in parts per million (its brackets'
+ * slack and the long steps it could not rule out); 0 before one ran.
+ */
+uint32_t arch_tsc_pm_doubt_ppm(void);
 
 /* Send IPI `vector` to the CPU with `apic_id`. Any context. */
 void arch_send_ipi(uint32_t apic_id, unsigned vector);

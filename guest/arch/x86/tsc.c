@@ -151,6 +151,13 @@ static void pm_sample(uint16_t port, struct pm_sample *s)
  * its end reads are tight (the brackets' sum under 1% of the window) and its long steps
  * (over 1/200 of the window each) add up to under 1% of it; the best window wins otherwise.
  */
+static uint32_t pm_doubt_ppm;
+
+uint32_t arch_tsc_pm_doubt_ppm(void)
+{
+	return pm_doubt_ppm;
+}
+
 static uint32_t from_pm_timer(void)
 {
 	const struct acpi_info *ai = acpi_get_info();
@@ -199,6 +206,7 @@ static uint32_t from_pm_timer(void)
 		if (slack * 100 < tsc && long_steps * 100 < elapsed)
 			break;
 	}
+	pm_doubt_ppm = best_err > UINT32_MAX ? UINT32_MAX : (uint32_t)best_err;
 	if (try == PM_CALIBRATE_TRIES)
 		pr_warn(
 		    "tsc: PM-timer calibration never got a clean window (best: %lu ppm in doubt)\n",
