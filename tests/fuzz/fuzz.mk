@@ -13,7 +13,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initia
 	-fno-omit-frame-pointer -D_GNU_SOURCE -DPLUGVM_HOST_TEST \
 	-Itests/unit/shim -Iguest -Icommon -I.
 FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio fuzz_hotplug \
-	fuzz_agent fuzz_latency
+	fuzz_agent fuzz_latency fuzz_domain
 
 # The guest's printk.c defines vsnprintf/snprintf: rename them so libc keeps its own.
 FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
@@ -29,6 +29,9 @@ FUZZ_fuzz_hotplug_SRCS := vmm/devices/acpi_cpu_hotplug.c vmm/devices/direct_star
 FUZZ_fuzz_agent_SRCS := $(VMM_AGENT_SRCS) $(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_agent_LIBS := -ljson-c
 FUZZ_fuzz_latency_SRCS := vmm/devices/latency.c vmm/devices/pv_port.c vmm/bus.c vmm/mem.c vmm/log.c
+FUZZ_fuzz_domain_SRCS := vmm/domain_xml.c vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/log.c
+FUZZ_fuzz_domain_CFLAGS := $(shell pkg-config --cflags libxml-2.0)
+FUZZ_fuzz_domain_LIBS := -lxml2
 
 FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/arch/x86/acpi.h vmm/*.h vmm/*/*.h \
 	tests/unit/shim/*.h)
