@@ -41,8 +41,10 @@ README_SOCKET = "/tmp/vm.qmp"
 
 
 def code_blocks():
+    """README's code blocks, a command continued with a trailing backslash as one line."""
     with open(README) as f:
-        return re.findall(r"^```[a-z]*\n(.*?)^```", f.read(), re.S | re.M)
+        blocks = re.findall(r"^```[a-z]*\n(.*?)^```", f.read(), re.S | re.M)
+    return [re.sub(r"\\\n\s*", " ", b) for b in blocks]
 
 
 # What a command line in a code block starts with (other lines: JSON, file listings).
@@ -87,7 +89,7 @@ def normalise(cmd):
 def test_every_readme_command_is_known():
     """A README example added, changed or removed makes this fail until the test follows."""
     found = {tuple(normalise(c)) for c in readme_commands()}
-    known = {tuple(normalise(c)) for c in list(SKIPPED) + RUN + QMP_BLOCK}
+    known = {tuple(normalise(c)) for c in list(SKIPPED) + RUN + QMP_BLOCK + LATENCY_RUN}
     assert found == known, (f"in README, not in this test: {sorted(found - known)}; "
                             f"in this test, not in README: {sorted(known - found)}")
 
@@ -113,6 +115,28 @@ def test_readme_example_runs(cmd):
     assert vm.lines(r"^plugvm-guest: \d+/\d+ CPUs online$"), vm.transcript()
     assert not vm.lines(r"selftest \S+: fail"), vm.transcript()
     assert not vm.lines(r"warning", "stderr"), vm.transcript()
+
+
+# The latency tool's examples, in order (the third compares with the second's JSON), each as
+# written, from a scratch directory for the files they write.
+LATENCY_RUN = [
+    "build/plugvm-latency --smp 2,maxcpus=4 --duration 6 --interval 1000 --churn 200 "
+    "--histogram H --plot P.png",
+    "build/plugvm-latency --rt --stress hogs,timers,ipi,locks --json rt.json --compare-host",
+    "build/plugvm-latency --stress hogs,timers --plot both.png --compare rt.json",
+]
+
+
+def test_readme_latency_examples_run(tmp_path):
+    for cmd, made in zip(LATENCY_RUN, (["H", "P.png"], ["rt.json"], ["both.png"])):
+        argv = normalise(cmd)
+        argv[0] = os.path.join(ROOT, argv[0])
+        p = subprocess.run(argv + ["--plugvm", PLUGVM], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300)
+        assert p.returncode == 0, (cmd, p.stdout, p.stderr)
+        assert re.search(r"^T: 0 ", p.stdout, re.M), (cmd, p.stdout)
+        for f in made:
+            assert (tmp_path / f).stat().st_size > 0, (cmd, f)
 
 
 # The QMP section: the VM in the background, then socat with the requests "typed" (here
