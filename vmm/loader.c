@@ -249,17 +249,3 @@ int loader_load_image(struct guest_mem *m, const char *path, const uint8_t *img,
 	}
 	return ret;
 }
-
-int loader_load_file(struct guest_mem *m, const char *path, struct loaded_kernel *out, char *err,
-		     size_t errlen)
-{
-	uint8_t *img;
-	size_t len;
-	int ret = loader_read_file(path, m->size, &img, &len, err, errlen);
-
-	if (ret)
-		return ret;
-	ret = loader_load_image(m, path, img, len, out, err, errlen);
-	free(img);
-	return ret;
-}

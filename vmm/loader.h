@@ -40,11 +40,4 @@ int loader_read_file(const char *path, uint64_t max, uint8_t **img, size_t *len,
 int loader_load_image(struct guest_mem *m, const char *path, const uint8_t *img, size_t len,
 		      struct loaded_kernel *out, char *err, size_t errlen);
 
-/*
- * Read `path` and load it as above. Returns 0 or -errno; err names the file and the reason
- * (missing, unreadable, too large, not an ELF, ...).
- */
-int loader_load_file(struct guest_mem *m, const char *path, struct loaded_kernel *out, char *err,
-		     size_t errlen);
-
 #endif

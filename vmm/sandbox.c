@@ -137,7 +137,7 @@ static const struct {
 	{ KVM_GET_STATS_FD, M }, /* vcpu_create: query-stats' fd, opened before it runs */
 	/* system_reset (machine.c): the chips and vCPU 0 at power-on state */
 	{ KVM_SET_IRQCHIP, M },
-	{ KVM_SET_MSRS, M | V },
+	{ KVM_SET_MSRS, M }, /* reset_to(): hot-add and reset, both from main */
 };
 
 const char *sandbox_kind_name(enum sandbox_kind kind)

@@ -339,6 +339,15 @@ SELFTEST("timer_storm", test_timer_storm);
 
 /* ---- timer_remote: operations on a timer pending on another CPU ------------------------------------ */
 
+/* Sleep until *flag is set or `ms` pass. */
+static void wait_flag(volatile int *flag, unsigned ms)
+{
+	uint64_t until = arch_now_ns() + (uint64_t)ms * 1000000;
+
+	while (!*flag && arch_now_ns() < until)
+		sleep_ns(1000000);
+}
+
 struct remote_t {
 	struct timer_list t;
 	volatile int fired;
@@ -383,13 +392,7 @@ static int test_timer_remote(void)
 	/* Re-arm from here: it stays on its CPU, now due soon. */
 	if (!mod_timer(&r.t, jiffies + 5))
 		return selftest_fail("mod_timer of a remote pending timer said idle");
-	{
-		/* Due in 5 jiffies; a loaded host may take a while: bounded against a hang. */
-		uint64_t until = arch_now_ns() + 10000000000ull;
-
-		while (!r.fired && arch_now_ns() < until)
-			sleep_ns(1000000);
-	}
+	wait_flag(&r.fired, 10000); /* due in 5 jiffies; a loaded host: bounded against a hang */
 	if (!r.fired || r.fired_on != cpu)
 		return selftest_fail("re-armed remote timer fired=%d on cpu %u (armed on %u)",
 				     r.fired, r.fired_on, cpu);
@@ -448,15 +451,6 @@ static int down_sync_delete(void *arg)
 	d->saw_finished = d->finished;
 	d->deleted = 1;
 	return 0;
-}
-
-/* Sleep until *flag is set or `ms` pass. */
-static void wait_flag(volatile int *flag, unsigned ms)
-{
-	uint64_t until = arch_now_ns() + (uint64_t)ms * 1000000;
-
-	while (!*flag && arch_now_ns() < until)
-		sleep_ns(1000000);
 }
 
 static int test_timer_delete_sync_down(void)

@@ -3,7 +3,7 @@
  * Unit tests for vmm/loader.c over a few MiB of real guest memory (vmm/mem.c): ELF64
  * images built here by hand from <elf.h>, the PVH note in its 4/8-byte and 4/8-aligned
  * forms, every refusal (with its -errno and message, and no byte written to the guest),
- * and loader_load_file's file handling.
+ * and the file handling of loader_read_file() with loader_load_image().
  */
 #include "tests/unit/unit.h"
 
@@ -539,7 +539,21 @@ static void test_bad_entry(void **state)
 	load_fails(&im, -ENOEXEC, "PVH entry 0x100010 is not inside a loaded segment");
 }
 
-/* ---- loader_load_file ---------------------------------------------------------------- */
+/* ---- loader_read_file + loader_load_image, as machine.c loads a kernel file -------------- */
+
+static int load_file(struct guest_mem *m, const char *path, struct loaded_kernel *k, char *err,
+		     size_t errlen)
+{
+	uint8_t *img;
+	size_t len;
+	int ret = loader_read_file(path, m->size, &img, &len, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = loader_load_image(m, path, img, len, k, err, errlen);
+	free(img);
+	return ret;
+}
 
 static char tmpdir[64];
 
@@ -574,7 +588,7 @@ static void test_file_good(void **state)
 	tmp_path(path, sizeof(path), "good.elf");
 	write_file(path, im.buf, im.len, 0644);
 	fill_guest();
-	if (loader_load_file(&mem, path, &k, err, sizeof(err)))
+	if (load_file(&mem, path, &k, err, sizeof(err)))
 		fail_msg("%s", err);
 	assert_int_equal(k.entry, ENTRY);
 	assert_memory_equal(gpa(TEXT_PA, TEXT_SIZE), im.buf + 0x400, TEXT_SIZE);
@@ -591,15 +605,15 @@ static void test_file_errors(void **state)
 	(void)state;
 	fill_guest();
 	tmp_path(path, sizeof(path), "missing.elf");
-	assert_int_equal(loader_load_file(&mem, path, &k, err, sizeof(err)), -ENOENT);
+	assert_int_equal(load_file(&mem, path, &k, err, sizeof(err)), -ENOENT);
 	snprintf(want, sizeof(want), "kernel %s: No such file or directory", path);
 	assert_string_equal(err, want);
 
-	assert_int_equal(loader_load_file(&mem, tmpdir, &k, err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_file(&mem, tmpdir, &k, err, sizeof(err)), -EINVAL);
 	snprintf(want, sizeof(want), "kernel %s: not a regular file", tmpdir);
 	assert_string_equal(err, want);
 
-	assert_int_equal(loader_load_file(&mem, "/dev/null", &k, err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_file(&mem, "/dev/null", &k, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "kernel /dev/null: not a regular file");
 
 	/* Larger than guest RAM (sparse, so cheap). */
@@ -608,7 +622,7 @@ static void test_file_errors(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)GUEST_MEM + 1), 0);
 	close(fd);
-	assert_int_equal(loader_load_file(&mem, path, &k, err, sizeof(err)), -E2BIG);
+	assert_int_equal(load_file(&mem, path, &k, err, sizeof(err)), -E2BIG);
 	snprintf(want, sizeof(want), "kernel %s: 4194305 bytes is too large for 4 MiB of guest RAM",
 		 path);
 	assert_string_equal(err, want);
@@ -617,13 +631,13 @@ static void test_file_errors(void **state)
 	/* Empty, and not an ELF: the loader's reason, prefixed with the file name. */
 	tmp_path(path, sizeof(path), "empty.elf");
 	write_file(path, "", 0, 0644);
-	assert_int_equal(loader_load_file(&mem, path, &k, err, sizeof(err)), -ENOEXEC);
+	assert_int_equal(load_file(&mem, path, &k, err, sizeof(err)), -ENOEXEC);
 	snprintf(want, sizeof(want), "kernel %s: not an ELF file", path);
 	assert_string_equal(err, want);
 	build(&im, 4, 4);
 	ehdr(&im)->e_type = ET_DYN;
 	write_file(path, im.buf, im.len, 0644);
-	assert_int_equal(loader_load_file(&mem, path, &k, err, sizeof(err)), -ENOEXEC);
+	assert_int_equal(load_file(&mem, path, &k, err, sizeof(err)), -ENOEXEC);
 	snprintf(want, sizeof(want), "kernel %s: ELF type 3 is not an executable", path);
 	assert_string_equal(err, want);
 	unlink(path);
@@ -644,7 +658,7 @@ static void load_unreadable(void *arg)
 
 	if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
 		_exit(3);
-	ret = loader_load_file(&mem, a->path, &k, err, sizeof(err));
+	ret = load_file(&mem, a->path, &k, err, sizeof(err));
 	printf("%s\n", err);
 	fflush(stdout);
 	_exit(ret == -EACCES ? 0 : 1);
