@@ -65,8 +65,10 @@ void agent_set_error(struct qmp_error *err, int status, const char *what)
 			      what);
 		break;
 	default:
+		/* The guest's word: any int, INT_MIN too (fuzz_agent: -INT_MIN overflowed). */
 		qmp_error_set(err, "GenericError", "%s: the guest answered %s (%d)", what,
-			      strerror(-status), status);
+			      status < 0 && status > -4096 ? strerror(-status) : "an unknown error",
+			      status);
 	}
 }
 

@@ -144,7 +144,13 @@ int latency_read(struct vm *vm, struct latency_snapshot *s)
 		struct plugvm_latency_cpu *c = &s->cpus[k];
 
 		if (!copy_seq(c, &a->cpus[k], sizeof(*c))) {
-			*c = d->last[k]; /* its writer is inside (or its vCPU descheduled there) */
+			/*
+			 * Its writer is inside (or its vCPU descheduled there): the last good
+			 * copy, held to this registration's limit too (it may be from an
+			 * earlier one with a larger histogram; fuzz_latency found that).
+			 */
+			*c = d->last[k];
+			check_cpu(d, c, s->hist_us);
 			s->torn++;
 			continue;
 		}
