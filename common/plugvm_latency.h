@@ -11,11 +11,15 @@
  * (magic, version, size, the whole area in RAM) and from then on copies records out of the
  * area on demand. A second registration replaces the first.
  *
- * Each per-CPU record and each outlier slot is written by one guest CPU at a time under a
- * sequence count: `seq` is odd while the writer is inside, and the writer increments it
- * before and after (with write barriers). A reader copies the record, then re-reads `seq`:
- * the copy is good if both reads are equal and even. The host treats every value as hostile
- * (bounds checked after the copy).
+ * Each per-CPU record is a latch (as Linux's seqcount latch): two copies and a sequence
+ * count, written by its measurement thread only. The writer increments `seq` (now odd) and
+ * updates copy[0], then increments it again (even) and applies the same update to copy[1].
+ * A reader loads `seq`, copies copy[seq & 1] (the one not being written), and keeps it if
+ * `seq` is unchanged after: a writer stopped half-way (its vCPU descheduled by the host)
+ * never keeps a reader from a consistent record at most one update old. Each outlier slot is
+ * written by one guest CPU at a time under a plain sequence count (odd while inside; a
+ * reader skips a slot being written). The host treats every value as hostile (bounds
+ * checked after the copy).
  */
 #ifndef PLUGVM_COMMON_LATENCY_H
 #define PLUGVM_COMMON_LATENCY_H
@@ -26,7 +30,7 @@
 #define PLUGVM_PORT_LATENCY	  0xaf28
 #define PLUGVM_PORT_LATENCY_LEN	  4
 #define PLUGVM_LATENCY_MAGIC	  0x4e54414cu /* "LATN" */
-#define PLUGVM_LATENCY_VERSION	  1u
+#define PLUGVM_LATENCY_VERSION	  2u /* 2: per-CPU records are latches */
 #define PLUGVM_LATENCY_MAX_CPUS	  16u /* measured CPUs (logical numbers below this) */
 #define PLUGVM_LATENCY_HIST_MAX	  10000u /* 1 us buckets: the histogram limit's maximum */
 #define PLUGVM_LATENCY_OUTLIERS	  256u /* the outlier ring */
@@ -46,12 +50,10 @@ _Static_assert(sizeof(struct plugvm_latency_register) == 32, "latency registrati
 /* struct plugvm_latency_cpu.flags */
 #define PLUGVM_LATENCY_CPU_USED (1u << 0) /* a measurement thread exists for this CPU */
 
-/* One measured CPU (slot = logical CPU number), written only by its measurement thread. */
+/* One measured CPU's figures (slot = logical CPU number): one copy of its latch. */
 struct plugvm_latency_cpu {
-	uint32_t seq;
 	uint32_t flags; /* PLUGVM_LATENCY_CPU_* */
 	uint32_t prio; /* the thread's priority */
-	uint32_t reserved;
 	uint64_t count; /* samples (periods missed by a late wake-up are not samples) */
 	uint64_t missed; /* periods skipped because a wake-up came after the next deadline */
 	uint64_t min_ns, max_ns, sum_ns, act_ns; /* act: the last sample */
@@ -64,8 +66,17 @@ struct plugvm_latency_cpu {
 	uint32_t hist[PLUGVM_LATENCY_HIST_MAX]; /* hist[k]: samples in [k, k+1) us, k < hist_us */
 };
 _Static_assert(sizeof(struct plugvm_latency_cpu) ==
-		   104 + 8 * PLUGVM_LATENCY_STATE_LOG2 + 4 * PLUGVM_LATENCY_HIST_MAX,
+		   96 + 8 * PLUGVM_LATENCY_STATE_LOG2 + 4 * PLUGVM_LATENCY_HIST_MAX,
 	       "latency record layout");
+
+/* A measured CPU's record, written only by its measurement thread (see the protocol above). */
+struct plugvm_latency_latch {
+	uint32_t seq; /* odd: copy[0] is being written, read copy[1]; even: read copy[0] */
+	uint32_t reserved;
+	struct plugvm_latency_cpu copy[2]; /* equal whenever no update is in progress */
+};
+_Static_assert(sizeof(struct plugvm_latency_latch) == 8 + 2 * sizeof(struct plugvm_latency_cpu),
+	       "latency latch layout");
 
 /* struct plugvm_latency_outlier.flags */
 #define PLUGVM_LATENCY_OUT_UNPARKED (1u << 0) /* first sample after its CPU came back */
@@ -122,12 +133,12 @@ struct plugvm_latency_area {
 	uint64_t reserved[3];
 	struct plugvm_latency_outlier outliers[PLUGVM_LATENCY_OUTLIERS];
 	struct plugvm_latency_state states[PLUGVM_LATENCY_MAX_STATES];
-	struct plugvm_latency_cpu cpus[PLUGVM_LATENCY_MAX_CPUS];
+	struct plugvm_latency_latch cpus[PLUGVM_LATENCY_MAX_CPUS];
 };
 _Static_assert(sizeof(struct plugvm_latency_area) ==
 		   72 + PLUGVM_LATENCY_OUTLIERS * sizeof(struct plugvm_latency_outlier) +
 		       PLUGVM_LATENCY_MAX_STATES * sizeof(struct plugvm_latency_state) +
-		       PLUGVM_LATENCY_MAX_CPUS * sizeof(struct plugvm_latency_cpu),
+		       PLUGVM_LATENCY_MAX_CPUS * sizeof(struct plugvm_latency_latch),
 	       "latency area layout");
 
 #endif

@@ -46,16 +46,7 @@ static struct plugvm_latency_register reg __attribute__((aligned(8)));
 static uint64_t interval_ns, threshold_ns;
 static unsigned hist_us, nr_hp_cpus;
 
-/*
- * Write side of a sequence count: odd while inside. One writer at a time per record, with
- * interrupts off inside (the host's reader spins: keep the window short).
- */
-static void seq_begin(uint32_t *seq)
-{
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
+/* Write side of an outlier slot's sequence count: odd while inside. */
 static void seq_end(uint32_t *seq)
 {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -146,33 +137,56 @@ static void record_outlier(unsigned cpu, uint64_t lat_ns, uint64_t when_ns, uint
 	seq_end(&o->seq);
 }
 
-/*
- * Add one sample to `r`, with the periods its wake-up skipped and the time accounted so far
- * (its measurement thread only, interrupts off).
- */
-static void record_sample(struct plugvm_latency_cpu *r, uint64_t lat_ns, uint64_t missed,
-			  uint64_t elapsed_ns)
-{
-	uint64_t us = lat_ns / 1000;
+/* One update of a CPU's record: a sample, or the wait of a period its CPU went away in. */
+struct rec_update {
+	bool park;
+	uint64_t lat_ns; /* a sample */
+	uint64_t missed; /* a sample: the periods its wake-up skipped */
+	uint64_t parks, parked_ns; /* a park */
+	uint64_t elapsed_ns; /* both: the time accounted so far */
+};
 
-	seq_begin(&r->seq);
+static void apply(struct plugvm_latency_cpu *r, const struct rec_update *u)
+{
+	uint64_t us = u->lat_ns / 1000;
+
+	r->elapsed_ns = u->elapsed_ns;
+	if (u->park) {
+		r->parks += u->parks;
+		r->parked_ns += u->parked_ns;
+		return;
+	}
 	r->count++;
-	r->missed += missed;
-	r->elapsed_ns = elapsed_ns;
-	if (lat_ns < r->min_ns)
-		r->min_ns = lat_ns;
-	if (lat_ns > r->max_ns)
-		r->max_ns = lat_ns;
-	r->sum_ns += lat_ns;
-	r->act_ns = lat_ns;
+	r->missed += u->missed;
+	if (u->lat_ns < r->min_ns)
+		r->min_ns = u->lat_ns;
+	if (u->lat_ns > r->max_ns)
+		r->max_ns = u->lat_ns;
+	r->sum_ns += u->lat_ns;
+	r->act_ns = u->lat_ns;
 	r->log2[log2_bucket(us)]++;
 	if (us < hist_us)
 		r->hist[us]++;
 	else
 		r->overflows++;
-	if (threshold_ns && lat_ns > threshold_ns)
+	if (threshold_ns && u->lat_ns > threshold_ns)
 		r->outliers++;
-	seq_end(&r->seq);
+}
+
+/*
+ * Publish an update through the record's latch (plugvm_latency.h): copy 0 while `seq` is
+ * odd, copy 1 once it is even again, so the host always has one whole copy to read. Its
+ * measurement thread only, interrupts off.
+ */
+static void publish(struct plugvm_latency_latch *l, const struct rec_update *u)
+{
+	__atomic_store_n(&l->seq, l->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	apply(&l->copy[0], u);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&l->seq, l->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	apply(&l->copy[1], u);
 }
 
 /* The interrupts this CPU took in its current life. */
@@ -194,7 +208,7 @@ static uint64_t irqs_now(void)
 static int cyclic_thread(void *arg)
 {
 	unsigned cpu = (unsigned)(uintptr_t)arg;
-	struct plugvm_latency_cpu *r = &area->cpus[cpu];
+	struct plugvm_latency_latch *r = &area->cpus[cpu];
 	struct thread *me = current_thread();
 	uint64_t parks = __atomic_load_n(&me->nr_parks, __ATOMIC_ACQUIRE);
 	uint64_t start = arch_now_ns(), next = start + interval_ns, irqs = irqs_now();
@@ -216,11 +230,10 @@ static int cyclic_thread(void *arg)
 				       (unsigned long)(next - now));
 			/* Its CPU went away and came back: the wait was a park, not a latency. */
 			flags = arch_irq_save();
-			seq_begin(&r->seq);
-			r->parks += p - parks;
-			r->parked_ns += now - (next - interval_ns);
-			r->elapsed_ns = now - start;
-			seq_end(&r->seq);
+			publish(r, &(struct rec_update){ .park = true,
+							 .parks = p - parks,
+							 .parked_ns = now - (next - interval_ns),
+							 .elapsed_ns = now - start });
 			arch_irq_restore(flags);
 			parks = p;
 			unparked = true;
@@ -239,7 +252,9 @@ static int cyclic_thread(void *arg)
 		flags = arch_irq_save();
 		i = this_cpu()->nr_irqs;
 		attribute(lat, started, hp);
-		record_sample(r, lat, missed, next - interval_ns - start);
+		publish(r, &(struct rec_update){ .lat_ns = lat,
+						 .missed = missed,
+						 .elapsed_ns = next - interval_ns - start });
 		if (threshold_ns && lat > threshold_ns)
 			record_outlier(cpu, lat, deadline,
 				       unparked ? PLUGVM_LATENCY_OUT_UNPARKED : 0,
@@ -352,9 +367,9 @@ static void register_area(unsigned prio)
 			       strnlen(name, PLUGVM_LATENCY_STATE_NAME - 1));
 	}
 	area->nr_states = s;
-	for (s = 0; s < PLUGVM_LATENCY_MAX_CPUS; s++) {
-		area->cpus[s].min_ns = UINT64_MAX;
-		area->cpus[s].prio = prio;
+	for (s = 0; s < 2 * PLUGVM_LATENCY_MAX_CPUS; s++) {
+		area->cpus[s / 2].copy[s % 2].min_ns = UINT64_MAX;
+		area->cpus[s / 2].copy[s % 2].prio = prio;
 	}
 	if (!arch_plugvm_feature(PLUGVM_FEATURE_LATENCY)) {
 		printk("warning: latency: the hypervisor does not read the statistics (no "
@@ -413,7 +428,8 @@ int cyclic_start(void)
 			continue;
 		name[7] = (char)('0' + cpu / 10 % 10);
 		name[8] = (char)('0' + cpu % 10);
-		area->cpus[cpu].flags = PLUGVM_LATENCY_CPU_USED;
+		area->cpus[cpu].copy[0].flags = PLUGVM_LATENCY_CPU_USED;
+		area->cpus[cpu].copy[1].flags = PLUGVM_LATENCY_CPU_USED;
 		if (!kthread_run_on_cpu(name, cyclic_thread, (void *)(uintptr_t)cpu, (int)prio,
 					cpu)) {
 			printk("warning: latency: cannot start the thread of cpu %u\n", cpu);

@@ -107,7 +107,7 @@ static void latency_seed(void)
 		struct plugvm_latency_register reg;
 		struct plugvm_latency_area area;
 	} s;
-	struct plugvm_latency_cpu *c = &s.area.cpus[1];
+	struct plugvm_latency_cpu *c = &s.area.cpus[1].copy[0];
 	size_t len = sizeof(s.reg) + offsetof(struct plugvm_latency_area, cpus[2]);
 
 	s.reg = (struct plugvm_latency_register){ PLUGVM_LATENCY_MAGIC, PLUGVM_LATENCY_VERSION,
@@ -129,6 +129,7 @@ static void latency_seed(void)
 	c->sum_ns = 153000;
 	c->hist[3] = 1;
 	c->overflows = 1;
+	s.area.cpus[1].copy[1] = *c;
 	put("fuzz_latency", "one-cpu", &s, len);
 }
 

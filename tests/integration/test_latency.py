@@ -87,6 +87,8 @@ def test_latency_with_churn(tmp_path):
     # not have been seen by its thread when the run ended) and it measured again after.
     cycles = summary["churn-cycles"]
     assert cycles >= 2, p.stdout
+    # The final figures are the guest's last whole record, never an earlier read's.
+    assert not any(c["stale"] for c in summary["cpus"]), (summary["cpus"], p.stderr)
     cpu1 = summary["cpus"][1]
     assert cycles - 1 <= cpu1["parks"] <= cycles and cpu1["parked-us"] > 0, (cycles, cpu1)
     assert f"# churn: {cycles} hotplug cycles (remove and re-add) in 4 s, " \

@@ -66,7 +66,7 @@ static void write_reg(const struct plugvm_latency_register *r)
 static void good_area(void)
 {
 	struct plugvm_latency_area *a = area();
-	struct plugvm_latency_cpu *c = &a->cpus[1];
+	struct plugvm_latency_cpu *c = &a->cpus[1].copy[0];
 
 	memset(a, 0, sizeof(*a));
 	a->magic = PLUGVM_LATENCY_MAGIC;
@@ -86,6 +86,15 @@ static void good_area(void)
 	c->hist[7] = 1;
 	c->overflows = 1;
 	c->hist[500] = 77; /* beyond hist_us: not to be believed */
+	a->cpus[1].copy[1] = *c;
+}
+
+/* One more sample of 10 us in a copy of CPU 1's record, as the guest's writer adds it. */
+static void bump(struct plugvm_latency_cpu *c)
+{
+	c->count = 4;
+	c->sum_ns = 5000 + 7000 + 150000 + 10000;
+	c->hist[10]++;
 }
 
 static void register_good(void)
@@ -124,7 +133,7 @@ static void test_bad_registrations_are_refused(void **state)
 	for (i = 0; i < 6; i++)
 		bad[i] = good;
 	bad[0].magic ^= 1;
-	bad[1].version = 2;
+	bad[1].version = PLUGVM_LATENCY_VERSION + 1;
 	bad[2].area_bytes = 4096;
 	bad[3].area_gpa = (4u << 20) - 4096; /* runs past the end of RAM */
 	bad[4].area_gpa = AREA_GPA + 4; /* misaligned */
@@ -157,17 +166,46 @@ static void test_snapshot_is_checked(void **state)
 	assert_int_equal(snap.cpus[0].flags, 0); /* not measured */
 	assert_int_equal(snap.torn, 0);
 
-	/* A record caught mid-write: its last good copy, counted as torn. */
+	/*
+	 * The writer stopped half-way through an update (its vCPU descheduled): the other copy,
+	 * whole. It then finishes and starts the next: the update before, not an earlier
+	 * read's copy (before the latch, this read returned the count of 3 from the read above,
+	 * which is how plugvm-latency's final report once lost five parks of its CPU).
+	 */
 	a->cpus[1].seq = 1;
-	a->cpus[1].count = 999;
+	a->cpus[1].copy[0].count = 999; /* half-written */
 	assert_int_equal(latency_read(&vm, &snap), 0);
 	assert_int_equal(snap.cpus[1].count, 3);
-	assert_int_equal(snap.torn, 1);
+	assert_false(snap.stale[1]);
+	bump(&a->cpus[1].copy[0]);
 	a->cpus[1].seq = 2;
+	bump(&a->cpus[1].copy[1]);
+	a->cpus[1].seq = 3;
+	a->cpus[1].copy[0].count = 999;
+	assert_int_equal(latency_read(&vm, &snap), 0);
+	assert_int_equal(snap.cpus[1].count, 4);
+	assert_int_equal(snap.cpus[1].hist[10], 1);
+	assert_false(snap.stale[1]);
+	assert_int_equal(snap.torn, 0);
+
+	/* A writer that never lets a copy through: the last good one, marked stale, held to
+	 * this registration's histogram limit. */
+	latency_copy_tries = 0;
+	a->hist_us = 8;
+	assert_int_equal(latency_read(&vm, &snap), 0);
+	latency_copy_tries = LATENCY_COPY_TRIES;
+	assert_int_equal(snap.cpus[1].count, 4);
+	assert_true(snap.stale[1]);
+	assert_false(snap.stale[0]); /* not measured */
+	assert_int_equal(snap.torn, PLUGVM_LATENCY_MAX_CPUS); /* every record, none copied */
+	assert_int_equal(snap.cpus[1].hist[10], 0);
+	assert_int_equal(snap.cpus[1].hist[5], 1);
+	a->hist_us = 100;
+	a->cpus[1].seq = 4;
+	a->cpus[1].copy[0] = a->cpus[1].copy[1];
 
 	/* Figures that contradict (min above max): the record is dropped, with a warning. */
-	a->cpus[1].count = 3;
-	a->cpus[1].min_ns = 200000;
+	a->cpus[1].copy[0].min_ns = 200000;
 	unit_capture_begin(&c);
 	assert_int_equal(latency_read(&vm, &snap), 0);
 	unit_capture_end(&c, err, sizeof(err));

@@ -578,6 +578,23 @@ static void write_json(const char *path, struct json_object *o)
 		die(LAT_EXIT_FAIL, "%s: cannot write: %s", path, strerror(errno));
 }
 
+/* Say which CPUs' final figures are an earlier read's (plugvm could not copy them whole). */
+static void warn_stale(struct json_object *q)
+{
+	struct json_object *cpus = json_object_object_get(q, "cpus");
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(cpus); i++) {
+		struct json_object *e = json_object_array_get_idx(cpus, i);
+
+		if (json_object_get_boolean(json_object_object_get(e, "stale")))
+			fprintf(stderr,
+				"plugvm-latency: CPU %d: the guest kept rewriting its record while "
+				"plugvm copied it: its figures are from an earlier read\n",
+				get_int(e, "cpu", NULL));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct lat_opts o;
@@ -655,6 +672,7 @@ int main(int argc, char **argv)
 	args = json_object_new_object();
 	json_object_object_add(args, "histogram", json_object_new_boolean(true));
 	q = conn_cmd(&c, "query-latency", args);
+	warn_stale(q);
 	collect_outliers(q, seen, all);
 	json_object_object_add(q, "outliers", all); /* every one seen, for the report */
 	json_object_put(seen);

@@ -303,6 +303,9 @@ struct json_object *report_json(const struct lat_opts *o, struct json_object *q,
 		add(c, "parks", gi(e, "parks"));
 		add(c, "parked-us", gi(e, "parked-ns") / 1000);
 		add(c, "elapsed-us", gi(e, "elapsed-ns") / 1000);
+		json_object_object_add(c, "stale",
+				       json_object_new_boolean(json_object_get_boolean(
+					   json_object_object_get(e, "stale"))));
 		json_object_object_add(c, "histogram",
 				       json_object_get(json_object_object_get(e, "histogram")));
 		json_object_array_add(cpus, c);

@@ -15,7 +15,7 @@ static void add_u64(struct json_object *o, const char *key, uint64_t v)
 }
 
 static struct json_object *cpu_json(unsigned cpu, const struct plugvm_latency_cpu *c,
-				    unsigned hist_us, bool histogram)
+				    unsigned hist_us, bool histogram, bool stale)
 {
 	struct json_object *o = json_object_new_object(), *h;
 	unsigned k;
@@ -33,6 +33,7 @@ static struct json_object *cpu_json(unsigned cpu, const struct plugvm_latency_cp
 	add_u64(o, "parks", c->parks);
 	add_u64(o, "parked-ns", c->parked_ns);
 	add_u64(o, "elapsed-ns", c->elapsed_ns);
+	json_object_object_add(o, "stale", json_object_new_boolean(stale));
 	h = json_object_new_array_ext(PLUGVM_LATENCY_STATE_LOG2);
 	for (k = 0; k < PLUGVM_LATENCY_STATE_LOG2; k++)
 		json_object_array_add(h, json_object_new_int64((int64_t)c->log2[k]));
@@ -125,7 +126,8 @@ static struct json_object *query_latency(void *ctx, struct json_object *args, st
 	a = json_object_new_array();
 	for (k = 0; k < PLUGVM_LATENCY_MAX_CPUS; k++)
 		if (s->cpus[k].flags & PLUGVM_LATENCY_CPU_USED)
-			json_object_array_add(a, cpu_json(k, &s->cpus[k], s->hist_us, histogram));
+			json_object_array_add(
+			    a, cpu_json(k, &s->cpus[k], s->hist_us, histogram, s->stale[k]));
 	json_object_object_add(r, "cpus", a);
 	add_u64(r, "outliers-total", s->outlier_seq);
 	a = json_object_new_array();

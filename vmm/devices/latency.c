@@ -11,8 +11,6 @@
 #include "../vm.h"
 #include "pv_port.h"
 
-#define COPY_TRIES 256 /* a record still being written after this: its last good copy */
-
 struct latency_dev {
 	struct vm *vm;
 	struct pv_port port;
@@ -74,15 +72,18 @@ void latency_exit(struct vm *vm)
 }
 
 /*
- * Copy `len` bytes of a record whose first word is a sequence count (plugvm_latency.h)
- * from guest memory: true when a copy was taken while no writer was inside.
+ * Copy `len` bytes of an outlier slot, whose first word is a sequence count
+ * (plugvm_latency.h), from guest memory: true when a copy was taken while no writer was
+ * inside.
  */
+unsigned latency_copy_tries = LATENCY_COPY_TRIES;
+
 static bool copy_seq(void *dst, const void *src, size_t len)
 {
 	const _Atomic uint32_t *seq = (const _Atomic uint32_t *)src;
 	unsigned i;
 
-	for (i = 0; i < COPY_TRIES; i++) {
+	for (i = 0; i < latency_copy_tries; i++) {
 		uint32_t a = atomic_load_explicit(seq, memory_order_acquire), b;
 
 		if (a & 1)
@@ -91,6 +92,27 @@ static bool copy_seq(void *dst, const void *src, size_t len)
 		atomic_thread_fence(memory_order_acquire);
 		b = atomic_load_explicit(seq, memory_order_relaxed);
 		if (a == b)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Copy a CPU's record out of its latch: the copy its writer is not in. Fails only if the
+ * writer moved on during every try (it publishes once a period, so only a guest that spins
+ * on its sequence count gets there).
+ */
+static bool copy_latch(struct plugvm_latency_cpu *dst, const struct plugvm_latency_latch *l)
+{
+	const _Atomic uint32_t *seq = (const _Atomic uint32_t *)&l->seq;
+	unsigned i;
+
+	for (i = 0; i < latency_copy_tries; i++) {
+		uint32_t a = atomic_load_explicit(seq, memory_order_acquire);
+
+		memcpy(dst, &l->copy[a & 1], sizeof(*dst));
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(seq, memory_order_relaxed) == a)
 			return true;
 	}
 	return false;
@@ -143,14 +165,15 @@ int latency_read(struct vm *vm, struct latency_snapshot *s)
 	for (k = 0; k < PLUGVM_LATENCY_MAX_CPUS; k++) {
 		struct plugvm_latency_cpu *c = &s->cpus[k];
 
-		if (!copy_seq(c, &a->cpus[k], sizeof(*c))) {
+		if (!copy_latch(c, &a->cpus[k])) {
 			/*
-			 * Its writer is inside (or its vCPU descheduled there): the last good
+			 * Its writer kept moving (a guest spinning on the count): the last good
 			 * copy, held to this registration's limit too (it may be from an
 			 * earlier one with a larger histogram; fuzz_latency found that).
 			 */
 			*c = d->last[k];
 			check_cpu(d, c, s->hist_us);
+			s->stale[k] = c->flags & PLUGVM_LATENCY_CPU_USED;
 			s->torn++;
 			continue;
 		}

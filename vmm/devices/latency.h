@@ -20,12 +20,18 @@ struct latency_snapshot {
 	uint64_t tsc_khz;
 	uint64_t outlier_seq; /* outliers ever recorded */
 	unsigned nr_outliers; /* the last ones, oldest first, in outliers[] */
-	unsigned
-	    torn; /* records caught mid-write: the previous copy instead (outliers: left out) */
+	/* records whose writer kept moving (the last good copy instead, `stale`) and outlier
+	 * slots caught mid-write (left out) */
+	unsigned torn;
+	bool stale[PLUGVM_LATENCY_MAX_CPUS]; /* cpus[k] is from an earlier read */
 	struct plugvm_latency_outlier outliers[PLUGVM_LATENCY_OUTLIERS];
 	struct plugvm_latency_state states[PLUGVM_LATENCY_MAX_STATES]; /* names NUL-ended */
 	struct plugvm_latency_cpu cpus[PLUGVM_LATENCY_MAX_CPUS]; /* flags 0: not measured */
 };
+
+/* Copy attempts per record before its last good copy stands in; tests may lower it. */
+#define LATENCY_COPY_TRIES 256
+extern unsigned latency_copy_tries;
 
 /* Put the port on vm->pio (vm->latency). Returns 0 or -errno (logged). */
 int latency_init(struct vm *vm);
