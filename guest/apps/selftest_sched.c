@@ -521,3 +521,114 @@ static int test_sched_migrate(void)
 	return ret;
 }
 SELFTEST("sched_migrate", test_sched_migrate);
+
+/*
+ * ---- sched_deactivate_starve: a deactivation waiting for a migrate-disabled thread moves
+ * everything else off first ----------------------------------------------------------------
+ *
+ * A thread below a migrate-disabled one on the run queue of a CPU going down must leave with
+ * the first pass: once the deactivating thread yields (to let the migrate-disabled one leave
+ * its section), a CPU-bound FIFO thread left behind would run on the inactive CPU and starve
+ * it for good (RT under the locks stress and churn: `sched:active` stuck going down).
+ */
+#define STARVE_HOLD_NS	100000000ull /* the migrate-disabled section */
+#define STARVE_BOUND_NS 3000000000ull /* the hog gives up after this */
+#define STARVE_LIMIT_NS 1500000000ull /* a deactivation slower than this starved */
+
+struct starve_test {
+	unsigned cpu;
+	struct thread *md, *hog;
+	volatile int md_spinning, hog_spinning, deactivating, stop;
+	volatile int hog_ran_inactive;
+	uint64_t deactivate_ns;
+};
+
+static int starve_md(void *arg)
+{
+	struct starve_test *st = arg;
+	uint64_t end;
+
+	migrate_disable();
+	thread_set_cpu(current_thread(), THREAD_ANY_CPU); /* held here by migrate_disable only */
+	st->md_spinning = 1;
+	end = arch_now_ns() + STARVE_HOLD_NS;
+	while (arch_now_ns() < end)
+		arch_cpu_relax();
+	migrate_enable();
+	return 0;
+}
+
+static int starve_hog(void *arg)
+{
+	struct starve_test *st = arg;
+	uint64_t end = arch_now_ns() + STARVE_BOUND_NS;
+
+	thread_set_cpu(current_thread(), THREAD_ANY_CPU);
+	st->hog_spinning = 1;
+	while (!st->stop && arch_now_ns() < end) {
+		if (st->deactivating && raw_smp_processor_id() == st->cpu)
+			st->hog_ran_inactive = 1;
+		arch_cpu_relax();
+	}
+	return 0;
+}
+
+/* Pinned on the CPU under test, above both. */
+static int starve_controller(void *arg)
+{
+	struct starve_test *st = arg;
+	uint64_t t0;
+
+	st->deactivating = 1;
+	t0 = arch_now_ns();
+	sched_deactivate_cpu(st->cpu);
+	st->deactivate_ns = arch_now_ns() - t0;
+	st->stop = 1;
+	sched_activate_cpu(st->cpu);
+	return 0;
+}
+
+static int test_sched_deactivate_starve(void)
+{
+	unsigned cpu = selftest_other_cpu(0);
+	struct thread *me = current_thread(), *ctl;
+	int old_prio = me->base_prio, ret = 0;
+	struct starve_test st;
+
+	if (cpu == 0) {
+		selftest_report("skipped=needs 2 CPUs");
+		return 0;
+	}
+	memset(&st, 0, sizeof(st));
+	st.cpu = cpu;
+	/* Above the hog once it is moved to our CPU: we still have to join it. */
+	thread_set_prio(me, 25);
+	st.hog = thread_run("starve-hog", starve_hog, &st, 20, (int)cpu);
+	if (!st.hog)
+		return selftest_fail("thread_run failed");
+	while (!st.hog_spinning)
+		thread_yield();
+	st.md = thread_run("starve-md", starve_md, &st, 30, (int)cpu);
+	if (!st.md)
+		return selftest_fail("thread_run failed");
+	while (!st.md_spinning)
+		thread_yield();
+	ctl = thread_run("starve-ctl", starve_controller, &st, 60, (int)cpu);
+	if (!ctl)
+		return selftest_fail("thread_run failed");
+	thread_join(ctl);
+	thread_join(st.md);
+	st.stop = 1;
+	thread_join(st.hog);
+	thread_set_prio(me, old_prio);
+	if (st.hog_ran_inactive || st.deactivate_ns > STARVE_LIMIT_NS)
+		ret = selftest_fail("a FIFO thread left on cpu %u ran there while it went down "
+				    "(%d) and its deactivation took %lu ms",
+				    cpu, st.hog_ran_inactive,
+				    (unsigned long)(st.deactivate_ns / 1000000));
+	else
+		selftest_report("cpu=%u deactivate_ms=%lu", cpu,
+				(unsigned long)(st.deactivate_ns / 1000000));
+	return ret;
+}
+SELFTEST("sched_deactivate_starve", test_sched_deactivate_starve);

@@ -210,27 +210,32 @@ int sched_deactivate_cpu(unsigned int cpu)
 	 */
 	smp_sync_others();
 	do {
-		struct prioq percpu;
+		struct prioq stay;
 		struct prioq_node *e;
 
-		prioq_init(&percpu);
+		prioq_init(&stay);
 		stuck = false;
 		rq = rq_lock_irqsave(&flags);
 		rq_drain_wake_list(rq);
 		while ((e = prioq_peek(&rq->queue))) {
 			struct thread *t = container_of(e, struct thread, rq);
 
+			rq_dequeue(rq, t);
 			if (t->migrate_disabled) {
-				/* Must leave its section here first: let it run before us. */
+				/*
+				 * Must leave its section here first: let it run before us. Everything
+				 * else still leaves in this pass: a FIFO thread left queued behind it
+				 * would run here once we yield, and starve us (race 14).
+				 */
 				stuck = true;
 				if (!warned && arch_now_ns() - since > 1000000000ull)
 					warned = warn_deactivate_stuck(cpu, t);
-				break;
+				prioq_add(&stay, &t->rq, false);
+				continue;
 			}
-			rq_dequeue(rq, t);
 			if (t->percpu && t->pinned == (int)cpu) {
 				/* Stays until the CPU dies; set aside and requeued below. */
-				prioq_add(&percpu, &t->rq, false);
+				prioq_add(&stay, &t->rq, false);
 				continue;
 			}
 			rq->stats.evacuated++;
@@ -241,8 +246,8 @@ int sched_deactivate_cpu(unsigned int cpu)
 				sched_hand_over(t, sched_select_cpu(t));
 			}
 		}
-		while ((e = prioq_peek(&percpu))) {
-			prioq_del(&percpu, e);
+		while ((e = prioq_peek(&stay))) {
+			prioq_del(&stay, e);
 			rq_enqueue(rq, container_of(e, struct thread, rq), false);
 		}
 		rq_unlock_irqrestore(rq, flags);

@@ -5,8 +5,8 @@ import pytest
 from vm import GUESTS, run_plugvm, run_selftests, selftests
 
 SCHED_TESTS = ["sched_threads", "sched_wake_irq", "sched_wake_ipi", "sched_preempt_sleep",
-               "sched_atomic_sleep", "sched_migrate", "lock_local", "lock_preempt", "lock_pi",
-               "lock_inversion"]
+               "sched_atomic_sleep", "sched_migrate", "sched_deactivate_starve", "lock_local",
+               "lock_preempt", "lock_pi", "lock_inversion"]
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
@@ -21,6 +21,7 @@ def test_sched_selftests(build, ncpus):
     if ncpus > 1:
         assert vm.lines(r"^selftest sched_wake_ipi: ipi_wake_to_thread_cycles min=\d+")
         assert vm.lines(r"^selftest sched_migrate: cpu=\d+ moved_to=\d+ parked_then_ran_on=")
+        assert vm.lines(r"^selftest sched_deactivate_starve: cpu=\d+ deactivate_ms=\d+$")
     # What a local_lock holder allows depends on the build.
     held = "1" if build == "rt" else "0"
     assert vm.lines(rf"^selftest lock_preempt: .* high_ran_while_low_held_lock={held} ")
