@@ -78,6 +78,21 @@ static bool run_over(const struct run *r)
 	return arch_now_ns() >= r->end_ns;
 }
 
+/*
+ * Go on? Until the run is over and it did what it is for (`covered`: every kind of
+ * operation at least once, and a CPU cycle if this run churns CPUs itself). On a host so
+ * loaded that its seconds passed first, the run goes on until then, for TORTURE_STUCK_NS
+ * at most (nothing at all in that long: the report says which kind never happened).
+ */
+static bool run_goes_on(const struct run *r, bool covered)
+{
+	if (!run_over(r))
+		return true;
+	if (r->churner && !__atomic_load_n(&r->cycles, __ATOMIC_RELAXED))
+		covered = false;
+	return !covered && arch_now_ns() < r->end_ns + TORTURE_STUCK_NS;
+}
+
 /* The CPU to move next: a random present CPU other than the boot CPU. */
 static int churn_pick(uint32_t *s)
 {
@@ -366,6 +381,24 @@ static int tworker_main(void *arg)
 	return 0;
 }
 
+/* Has some timer fired and some been cancelled? (Racy reads: a hint for when to stop.) */
+static bool timers_covered(const struct tworker *tws, unsigned n)
+{
+	bool fired = false, cancelled = false;
+	unsigned i, k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k <= TIMER_SLOTS; k++) {
+			fired |=
+			    __atomic_load_n(k < TIMER_SLOTS ? &tws[i].w[k].fires : &tws[i].h.fires,
+					    __ATOMIC_RELAXED) != 0;
+			cancelled |= __atomic_load_n(k < TIMER_SLOTS ? &tws[i].w[k].cancels
+								     : &tws[i].h.cancels,
+						     __ATOMIC_RELAXED) != 0;
+		}
+	return fired && cancelled;
+}
+
 static int test_timer_torture(void)
 {
 	struct tworker *tws;
@@ -393,7 +426,7 @@ static int test_timer_torture(void)
 			return selftest_fail("cannot create a worker");
 	}
 	churn_start(&run);
-	while (!run_over(&run) && !READ_ONCE(failed))
+	while (run_goes_on(&run, timers_covered(tws, n)) && !READ_ONCE(failed))
 		sleep_ns(20000000);
 	ret = churn_stop(&run);
 	for (i = 0; i < n; i++)
@@ -491,13 +524,16 @@ static int pinger(void *arg)
 	struct pair *p = arg;
 	uint32_t s = p->run->seed + p->id * 104729u;
 
+	unsigned next = selftest_rand(&s) % WK_NR;
+
 	while (!READ_ONCE(p->run->stop)) {
-		enum wake_kind kind = (enum wake_kind)(selftest_rand(&s) % WK_NR);
+		/* Each kind in turn (from a random one): a short run still tries them all. */
+		enum wake_kind kind = (enum wake_kind)(next++ % WK_NR);
 		unsigned round = __atomic_load_n(&p->ping, __ATOMIC_RELAXED) + 1;
 
 		post(p, &p->ping, p->pong_t, &p->to_pong);
 		wait_for_count(p, &p->pong, round, kind, &p->to_ping, &s);
-		p->by_kind[kind]++;
+		__atomic_store_n(&p->by_kind[kind], p->by_kind[kind] + 1, __ATOMIC_RELAXED);
 		WRITE_ONCE(p->progress_ns, arch_now_ns());
 		if (selftest_rand(&s) % 8 == 0)
 			thread_set_cpu(current_thread(), random_cpu(&s));
@@ -549,6 +585,21 @@ static int spurious_main(void *arg)
 	return 0;
 }
 
+/* Has every kind of wake-up been waited for by some pair? (Racy reads: a hint.) */
+static bool kinds_covered(const struct pair *pairs, unsigned n)
+{
+	unsigned i, k;
+
+	for (k = 0; k < WK_NR; k++) {
+		for (i = 0; i < n; i++)
+			if (__atomic_load_n(&pairs[i].by_kind[k], __ATOMIC_RELAXED))
+				break;
+		if (i == n)
+			return false;
+	}
+	return true;
+}
+
 /* A pair without a round trip for TORTURE_STUCK_NS lost a wake-up: stop the run. */
 static bool pair_stuck(const struct pair *pairs, unsigned n)
 {
@@ -596,7 +647,7 @@ static int test_wake_torture(void)
 	}
 	spurious = thread_run("wake-spurious", spurious_main, pairs, 25, THREAD_ANY_CPU);
 	churn_start(&run);
-	while (!run_over(&run) && !pair_stuck(pairs, n))
+	while (run_goes_on(&run, kinds_covered(pairs, n)) && !pair_stuck(pairs, n))
 		sleep_ns(20000000);
 	ret = churn_stop(&run);
 	if (spurious)
