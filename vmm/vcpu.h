@@ -56,6 +56,7 @@ struct vcpu {
 	struct vcpu_gate *gate; /* set once by its owner, before the thread starts */
 	atomic_bool held; /* waiting at the closed gate, or its thread ended: not in the guest */
 	struct vcpu_snapshot *reset; /* state at creation: a parked vCPU goes back to it */
+	bool cpuid_set; /* KVM_SET_CPUID2 done: by its thread, before its first KVM_RUN */
 	pthread_mutex_t start_lock;
 	/* Guarded by start_lock (start_pending also read without it, as a hint): */
 	atomic_bool start_pending;
@@ -63,9 +64,9 @@ struct vcpu {
 };
 
 /*
- * Create the KVM vCPU `id` (fd, kvm_run mapping, CPUID) in `v`. If `boot` it gets the PVH
- * entry state; otherwise KVM leaves it waiting for INIT/SIPI. Main thread. Returns 0 or
- * -errno (logged).
+ * Create the KVM vCPU `id` (fd, kvm_run mapping; its thread sets its CPUID before its first
+ * KVM_RUN, and a failure there stops the VM) in `v`. If `boot` it gets the PVH entry state;
+ * otherwise KVM leaves it waiting for INIT/SIPI. Main thread. Returns 0 or -errno (logged).
  */
 int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot);
 
