@@ -471,7 +471,7 @@ int cpus_stats_fd(const struct cpus *c, unsigned slot)
 
 pid_t cpus_tid(const struct cpus *c, unsigned slot)
 {
-	return slot < c->nr ? atomic_load(&c->slots[slot].vcpu.tid) : 0;
+	return slot < c->nr ? vcpu_tid(&c->slots[slot].vcpu) : 0;
 }
 
 const char *cpus_id(const struct cpus *c, unsigned slot)

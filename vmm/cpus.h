@@ -127,7 +127,10 @@ bool cpus_present(const struct cpus *c, unsigned slot);
  * parked. Main thread.
  */
 int cpus_stats_fd(const struct cpus *c, unsigned slot);
-/* The host thread id of the slot's vCPU (0: none). */
+/*
+ * The host thread id of the slot's vCPU (0: none); waits for a thread just started
+ * (vcpu_tid()). Main thread.
+ */
 pid_t cpus_tid(const struct cpus *c, unsigned slot);
 /* The id given to cpus_add() (NULL: none, or a boot CPU). Main thread. */
 const char *cpus_id(const struct cpus *c, unsigned slot);

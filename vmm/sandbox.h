@@ -23,8 +23,9 @@ enum sandbox_kind {
 };
 
 /*
- * Prepare: remember whether filters are on (`enabled`; off prints a loud warning), the
- * syscall names the SIGSYS handler prints, the handler itself, and the test hook
+ * Prepare: remember whether filters are on (`enabled`; off prints a loud warning), compile
+ * every kind's filter (sandbox_enter() installs it), the syscall names the SIGSYS handler
+ * prints, the handler itself, and the test hook
  * PLUGVM_SANDBOX_TEST=KIND (see sandbox_enter()). Main thread, before any other thread
  * exists. Returns 0 or -errno (logged).
  */

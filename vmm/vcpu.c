@@ -9,6 +9,8 @@
 #include "vcpu.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <linux/kvm.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +31,10 @@
 #include "x86/cpu.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
+/* vcpu.tid while its thread is created but has not published its id yet (a futex word). */
+#define VCPU_TID_STARTING ((pid_t)-1)
+/* How long vcpu_tid() waits for a starting thread: a bound against a hang, never reached. */
+#define VCPU_TID_WAIT_S 1
 
 struct vcpu_snapshot {
 	struct kvm_regs regs;
@@ -63,7 +69,6 @@ int vcpu_init_signals(void)
 
 int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 {
-	struct kvm_cpuid2 *cpuid;
 	void *run;
 	int fd, err;
 
@@ -96,19 +101,8 @@ int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 		if (khz <= 0)
 			log_warn("KVM_GET_TSC_KHZ failed; the guest will calibrate its TSC");
 	}
-	cpuid = cpuid_build(vm->kvm.supported_cpuid, &vm->cpuid, (uint32_t)id);
-	if (!cpuid) {
-		err = ENOMEM;
-		log_error("vCPU %d: out of memory", id);
-		goto fail;
-	}
-	if (ioctl(fd, KVM_SET_CPUID2, cpuid) < 0) {
-		err = errno;
-		log_error("vCPU %d: KVM_SET_CPUID2: %s", id, strerror(err));
-		free(cpuid);
-		goto fail;
-	}
-	free(cpuid);
+	/* CPUID: its thread sets it (set_cpuid()), so N vCPUs' ~70 us each overlap. */
+	v->cpuid_set = false;
 	/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
 	v->reset = calloc(1, sizeof(*v->reset));
 	if (!v->reset || ioctl(fd, KVM_GET_REGS, &v->reset->regs) < 0 ||
@@ -473,17 +467,45 @@ static bool pass_gate(struct vcpu *v)
 	return true;
 }
 
+/*
+ * The vCPU's CPUID, once per fd, before its first KVM_RUN: in its own thread, still under
+ * the main thread's filter (which allows KVM_SET_CPUID2; the vCPU's own does not), so that
+ * the vCPUs of a big boot set theirs side by side instead of one after another on the main
+ * thread. 0 or -errno (logged).
+ */
+static int set_cpuid(struct vcpu *v)
+{
+	struct kvm_cpuid2 *cpuid;
+	int err = 0;
+
+	if (v->cpuid_set)
+		return 0;
+	cpuid = cpuid_build(v->vm->kvm.supported_cpuid, &v->vm->cpuid, (uint32_t)v->id);
+	if (!cpuid) {
+		log_error("vCPU %d: out of memory", v->id);
+		return -ENOMEM;
+	}
+	if (ioctl(v->fd, KVM_SET_CPUID2, cpuid) < 0) {
+		err = -errno;
+		log_error("vCPU %d: KVM_SET_CPUID2: %s", v->id, strerror(-err));
+	}
+	free(cpuid);
+	v->cpuid_set = !err;
+	return err;
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
 	char name[16];
 
-	v->tid = (pid_t)syscall(SYS_gettid);
+	atomic_store(&v->tid, (pid_t)syscall(SYS_gettid));
+	syscall(SYS_futex, (int *)&v->tid, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	snprintf(name, sizeof(name), "vcpu%d", v->id);
 	pthread_setname_np(pthread_self(), name);
 	rt_tune_vcpu(&v->vm->cfg->rt, (unsigned)v->id); /* <cputune>: before the first KVM_RUN */
 	/* A hot-added vCPU inherits the main thread's filter and narrows it to its own. */
-	if (sandbox_enter(SANDBOX_VCPU)) {
+	if (set_cpuid(v) || sandbox_enter(SANDBOX_VCPU)) {
 		vm_request_stop(v->vm, PLUGVM_EXIT_INTERNAL);
 		return NULL;
 	}
@@ -519,11 +541,11 @@ static void *vcpu_thread(void *arg)
 int vcpu_start_thread(struct vcpu *v, bool hot_added)
 {
 	sigset_t all, old;
-	int err, i;
+	int err;
 
 	atomic_store(&v->stop, false);
 	atomic_store(&v->held, false);
-	atomic_store(&v->tid, 0);
+	atomic_store(&v->tid, VCPU_TID_STARTING);
 	v->hot_added = hot_added;
 	vcpu_drop_start(v); /* a new life: nothing asked of an earlier one applies */
 	/* The thread inherits a mask with only the kick signal open; the main thread takes
@@ -539,13 +561,38 @@ int vcpu_start_thread(struct vcpu *v, bool hot_added)
 	err = pthread_create(&v->thread, NULL, vcpu_thread, v);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
+		atomic_store(&v->tid, 0);
 		log_error("vCPU %d: cannot start its thread: %s", v->id, strerror(err));
 		return -err;
 	}
-	/* Its host thread id is part of what QMP reports: wait for it (microseconds). */
-	for (i = 0; i < 20000 && !atomic_load(&v->tid); i++)
-		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+	/* No wait for the thread to run: whoever needs its id waits in vcpu_tid(). */
 	return 0;
+}
+
+pid_t vcpu_tid(struct vcpu *v)
+{
+	struct timespec now, end;
+	pid_t tid;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += VCPU_TID_WAIT_S;
+	while ((tid = atomic_load(&v->tid)) == VCPU_TID_STARTING) {
+		struct timespec left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_nsec += 1000000000L;
+			left.tv_sec--;
+		}
+		if (left.tv_sec < 0)
+			break;
+		/* Returns at once if the id was published in between (the word changed). */
+		syscall(SYS_futex, (int *)&v->tid, FUTEX_WAIT_PRIVATE, VCPU_TID_STARTING, &left,
+			NULL, 0);
+	}
+	return tid == VCPU_TID_STARTING ? 0 : tid;
 }
 
 void vcpu_kick_stop(struct vcpu *v)

@@ -50,11 +50,13 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	atomic_bool stop; /* leave KVM_RUN and end the thread */
-	_Atomic pid_t tid; /* host thread id, for query-cpus-fast (0 until it runs) */
+	/* host thread id, for query-cpus-fast: 0 until a thread starts; read it with vcpu_tid() */
+	_Atomic pid_t tid;
 	bool hot_added; /* its thread started after boot (device_add): --chaos may delay it */
 	struct vcpu_gate *gate; /* set once by its owner, before the thread starts */
 	atomic_bool held; /* waiting at the closed gate, or its thread ended: not in the guest */
 	struct vcpu_snapshot *reset; /* state at creation: a parked vCPU goes back to it */
+	bool cpuid_set; /* KVM_SET_CPUID2 done: by its thread, before its first KVM_RUN */
 	pthread_mutex_t start_lock;
 	/* Guarded by start_lock (start_pending also read without it, as a hint): */
 	atomic_bool start_pending;
@@ -62,9 +64,9 @@ struct vcpu {
 };
 
 /*
- * Create the KVM vCPU `id` (fd, kvm_run mapping, CPUID) in `v`. If `boot` it gets the PVH
- * entry state; otherwise KVM leaves it waiting for INIT/SIPI. Main thread. Returns 0 or
- * -errno (logged).
+ * Create the KVM vCPU `id` (fd, kvm_run mapping; its thread sets its CPUID before its first
+ * KVM_RUN, and a failure there stops the VM) in `v`. If `boot` it gets the PVH entry state;
+ * otherwise KVM leaves it waiting for INIT/SIPI. Main thread. Returns 0 or -errno (logged).
  */
 int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot);
 
@@ -83,10 +85,17 @@ int vcpu_reset_for_boot(struct vcpu *v);
 
 /*
  * Start the vCPU's thread, with no direct start pending. A `hot_added` vCPU's first
- * KVM_RUN may be delayed by --chaos; its tid is published before that. Main thread.
- * Returns 0 or -errno (logged).
+ * KVM_RUN may be delayed by --chaos; its tid is published before that. Does not wait
+ * for the thread to run. Main thread. Returns 0 or -errno (logged).
  */
 int vcpu_start_thread(struct vcpu *v, bool hot_added);
+
+/*
+ * The host thread id of the vCPU's thread, 0 if none was ever started. A thread just
+ * started publishes it as it begins to run: wait for that (microseconds; at most 1 s,
+ * then 0). Main thread.
+ */
+pid_t vcpu_tid(struct vcpu *v);
 
 /*
  * Have the vCPU's thread jump to `r->entry` in 64-bit mode (plugvm_abi.h's direct start)

@@ -390,8 +390,8 @@ void virtio_tx_pause(struct virtio_tx *tx, bool pause)
 		for (i = 0; i < tx->nr_bufs; i++)
 			tx->free[i] = (uint8_t)i;
 		tx->nr_free = tx->nr_bufs;
-		for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
-			tx->buf_of[i] = -1;
+		/* One string instruction: on kvm_pvm each guest instruction is emulated. */
+		memset(tx->buf_of, -1, sizeof(tx->buf_of));
 	}
 	spin_unlock_irqrestore(&tx->lock, flags);
 }
@@ -489,16 +489,13 @@ int virtio_tx_send(struct virtio_tx *tx, const void *p, size_t n, uint64_t wait_
 int virtio_rx_init(struct virtio_rx *rx, struct virtio_dev *d, unsigned q, unsigned nbufs,
 		   unsigned buf_size)
 {
-	unsigned i;
-
 	if (nbufs * buf_size > PAGE_SIZE || nbufs > 127)
 		return -EINVAL;
 	rx->dev = d;
 	rx->q = q;
 	rx->nbufs = nbufs;
 	rx->buf_size = buf_size;
-	for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
-		rx->buf_of[i] = -1;
+	memset(rx->buf_of, -1, sizeof(rx->buf_of));
 	rx->pool = page_zalloc(1);
 	return rx->pool ? 0 : -ENOMEM;
 }
@@ -511,8 +508,7 @@ void virtio_rx_fill(struct virtio_rx *rx, bool all)
 	int id;
 
 	if (all)
-		for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
-			rx->buf_of[i] = -1;
+		memset(rx->buf_of, -1, sizeof(rx->buf_of));
 	for (i = 0; i < VIRTIO_QUEUE_SIZE; i++)
 		if (rx->buf_of[i] >= 0)
 			posted[rx->buf_of[i]] = true;

@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* Command-line lookups over one stored copy. Pure: no arch dependency. */
+/*
+ * Command-line lookups over one stored copy, split into words once by cmdline_init(): a
+ * lookup walks the word table, never the characters again (on kvm_pvm each guest
+ * instruction costs ~1 us, and the boot looks words up dozens of times). Pure: no arch
+ * dependency.
+ */
 #include "kernel/cmdline.h"
 
 #include "kernel/printk.h"
 #include "kernel/string.h"
 
 static char line[CMDLINE_MAX];
-
-void cmdline_init(const char *s)
-{
-	size_t n = strnlen(s, CMDLINE_MAX - 1);
-
-	memcpy(line, s, n);
-	line[n] = '\0';
-}
 
 const char *cmdline_get(void)
 {
@@ -68,22 +65,48 @@ static const char *next_word(const char *p, struct word *w)
 	return p;
 }
 
+/* Every word of `line` in order, parsed once (at most one per two bytes of the line). */
+static struct word words[CMDLINE_MAX / 2];
+static size_t nr_words;
+static size_t line_len;
+
+void cmdline_init(const char *s)
+{
+	const char *p;
+
+	line_len = strnlen(s, CMDLINE_MAX - 1);
+	memcpy(line, s, line_len);
+	line[line_len] = '\0';
+	nr_words = 0;
+	for (p = line;
+	     nr_words < sizeof(words) / sizeof(words[0]) && (p = next_word(p, &words[nr_words]));)
+		nr_words++;
+}
+
+/*
+ * Byte by byte to the first difference, without strlen(name): the boot check compares
+ * every word with every declared name, and most differ at the first byte. A word's name
+ * holds no NUL, so a longer `name` differs at the word's end by its terminator check.
+ */
 static bool name_is(const struct word *w, const char *name)
 {
-	size_t n = strlen(name);
+	size_t i;
 
-	return w->name_len == n && !memcmp(w->name, name, n);
+	for (i = 0; i < w->name_len; i++)
+		if (name[i] != w->name[i])
+			return false;
+	return name[i] == '\0';
 }
 
 const char *cmdline_value(const char *name, size_t *len)
 {
-	const char *p = line, *found = NULL;
-	struct word w;
+	const char *found = NULL;
+	size_t i;
 
-	while ((p = next_word(p, &w))) {
-		if (name_is(&w, name) && w.value) {
-			found = w.value;
-			*len = w.value_len;
+	for (i = 0; i < nr_words; i++) {
+		if (words[i].value && name_is(&words[i], name)) {
+			found = words[i].value;
+			*len = words[i].value_len;
 		}
 	}
 	return found;
@@ -91,34 +114,37 @@ const char *cmdline_value(const char *name, size_t *len)
 
 bool cmdline_next_value(const char *name, const char **cursor, const char **value, size_t *len)
 {
-	const char *p = *cursor ? *cursor : line;
-	struct word w;
+	const char *from = *cursor ? *cursor : line;
+	size_t i;
 
-	while ((p = next_word(p, &w))) {
-		if (name_is(&w, name) && w.value) {
-			*value = w.value;
-			*len = w.value_len;
-			*cursor = p;
-			return true;
-		}
+	for (i = 0; i < nr_words; i++) {
+		const struct word *w = &words[i];
+
+		if (w->start < from || !w->value || !name_is(w, name))
+			continue;
+		*value = w->value;
+		*len = w->value_len;
+		*cursor = w->start + w->len;
+		return true;
 	}
-	*cursor = line + strlen(line);
+	*cursor = line + line_len;
 	return false;
 }
 
 bool cmdline_flag(const char *name)
 {
-	const char *p = line;
 	bool on = false;
-	struct word w;
+	size_t i;
 
-	while ((p = next_word(p, &w))) {
-		if (!name_is(&w, name))
+	for (i = 0; i < nr_words; i++) {
+		const struct word *w = &words[i];
+
+		if (!name_is(w, name))
 			continue;
 		on = true;
-		if (w.value && ((w.value_len == 1 && w.value[0] == '0') ||
-				(w.value_len == 3 && !memcmp(w.value, "off", 3)) ||
-				(w.value_len == 2 && !memcmp(w.value, "no", 2))))
+		if (w->value && ((w->value_len == 1 && w->value[0] == '0') ||
+				 (w->value_len == 3 && !memcmp(w->value, "off", 3)) ||
+				 (w->value_len == 2 && !memcmp(w->value, "no", 2))))
 			on = false;
 	}
 	return on;
@@ -292,12 +318,12 @@ static const char *value_problem(const struct cmdline_param *p, const struct wor
 unsigned cmdline_check(const struct cmdline_param *params, size_t n, cmdline_report_fn report,
 		       void *ctx)
 {
-	const char *p = line;
 	unsigned problems = 0;
-	struct word w;
 	char buf[96];
+	size_t k;
 
-	while ((p = next_word(p, &w))) {
+	for (k = 0; k < nr_words; k++) {
+		const struct word w = words[k];
 		const struct cmdline_param *param = NULL;
 		const char *why = NULL;
 		size_t i;
@@ -320,11 +346,8 @@ unsigned cmdline_check(const struct cmdline_param *params, size_t n, cmdline_rep
 				fatal = true;
 			} else if (!param->repeat && param->kind != CMDLINE_IGNORED) {
 				/* A later occurrence of the same name: the last one counts. */
-				const char *q = p;
-				struct word later;
-
-				while ((q = next_word(q, &later)))
-					if (name_is(&later, param->name)) {
+				for (i = k + 1; i < nr_words; i++)
+					if (name_is(&words[i], param->name)) {
 						why = "is given again later: the last one counts";
 						break;
 					}

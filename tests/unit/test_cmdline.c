@@ -2,7 +2,8 @@
 /*
  * Unit tests for guest/kernel/cmdline.c: bare flags and their 0/off/no forms, name=value
  * with quoting and last-one-wins, cmdline_uint's decimal/hex/garbage/overflow handling,
- * cmdline_list_has, and truncation of the stored copy at CMDLINE_MAX.
+ * cmdline_list_has, and truncation of the stored copy at CMDLINE_MAX (the densest line's
+ * every word included).
  */
 #include "tests/unit/unit.h"
 
@@ -210,6 +211,16 @@ static void test_truncation(void **state)
 	cmdline_init(s);
 	assert_int_equal(strlen(cmdline_get()), CMDLINE_MAX - 1);
 	assert_string_equal(cmdline_get(), s);
+
+	/* The densest line, one-byte words: every one is seen, the last one too. */
+	for (i = 0; i < CMDLINE_MAX - 1; i++)
+		s[i] = i % 2 ? ' ' : 'a';
+	s[CMDLINE_MAX - 2] = 'z'; /* word CMDLINE_MAX / 2, the last that fits */
+	s[CMDLINE_MAX - 1] = '\0';
+	cmdline_init(s);
+	assert_true(cmdline_flag("a"));
+	assert_true(cmdline_flag("z"));
+	assert_false(cmdline_flag("b"));
 
 	/* A word cut by the limit keeps what fits; words after it are gone. */
 	memset(s, ' ', CMDLINE_MAX + 99);
