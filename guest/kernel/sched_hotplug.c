@@ -14,6 +14,7 @@
 #include "kernel/mm.h"
 #include "kernel/printk.h"
 #include "kernel/sched_internal.h"
+#include "kernel/smp.h"
 
 static struct thread boot_idle;
 
@@ -204,13 +205,10 @@ int sched_deactivate_cpu(unsigned int cpu)
 
 	__atomic_store_n(&rq->active, false, __ATOMIC_SEQ_CST);
 	/*
-	 * A hand-over that read `active` as true is counted until it pushed to our wake_list
-	 * (sched.c push_to(), interrupts off, a few instructions): wait for none, not for an
-	 * IPI round to every other CPU (which cost ~8 ms a removal on kvm_pvm, mostly waking
-	 * halted vCPUs). The drain below then takes everything pushed.
+	 * Hand-overs run with interrupts off: once every other CPU has taken an IPI, none
+	 * is still between reading `active` and pushing to our wake_list.
 	 */
-	while (__atomic_load_n(&rq->handing_over, __ATOMIC_SEQ_CST))
-		arch_cpu_relax();
+	smp_sync_others();
 	do {
 		struct prioq percpu;
 		struct prioq_node *e;
