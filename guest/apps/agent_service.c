@@ -45,8 +45,8 @@ static void fill_hello(struct plugvm_agent_hello *h)
 /* ---- events ------------------------------------------------------------------------ */
 
 /*
- * STATE events cost the guest a virtio message each (about half a millisecond of emulated
- * guest code per callback on kvm_pvm, ~10 ms per hot-add): they go out only while the host
+ * STATE events cost the guest a virtio message each (10-18 ms of emulated guest code per
+ * hot-add on kvm_pvm, bench/hotplug/breakdown): they go out only while the host
  * asked for them (TRACE: a QMP client subscribed) and for the CPU a SET_TARGET is moving.
  */
 static int trace_on; /* set by TRACE, agent thread */
