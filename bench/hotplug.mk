@@ -8,3 +8,11 @@ bench-hotplug: $(B)/plugvm guest
 	@mkdir -p build/bench
 	$(Q)set -o pipefail; bench/hotplug/run --plugvm $(B)/plugvm --kernel build/guest.elf \
 		$(HOTPLUG_ARGS) | tee build/bench/hotplug.md
+
+# One hot-add and one hot-remove on plugvm, step by step (time and VM exits); not part of
+# `make bench` (no README section): see bench/README.md's hotplug part.
+.PHONY: bench-hotplug-breakdown
+bench-hotplug-breakdown: $(B)/plugvm guest
+	@mkdir -p build/bench
+	$(Q)set -o pipefail; bench/hotplug/breakdown --plugvm $(B)/plugvm --kernel build/guest.elf \
+		$(BREAKDOWN_ARGS) | tee build/bench/hotplug-breakdown.md

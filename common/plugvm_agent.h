@@ -3,9 +3,10 @@
  * The agent channel (virtio slot PLUGVM_VIRTIO_SLOT_AGENT, see plugvm_virtio.h): what
  * ACPI cannot say. The host asks the guest's agent thread to move a CPU to any cpuhp
  * state, to fail a state, for statistics, to run a workload; the guest answers and also
- * reports events on its own: every cpuhp callback a CPU runs (the states that do
- * something; markers have none), and lock-validator warnings. Events flow from the
- * agent's HELLO on (after the boot-time bring-up).
+ * reports events on its own: cpuhp callbacks a CPU runs (the states that do something;
+ * markers have none) while the host asked for them with TRACE, and those of the CPU a
+ * SET_TARGET moves; and lock-validator warnings. Events flow from the agent's HELLO on
+ * (after the boot-time bring-up); a new session starts with TRACE off.
  *
  * Framing: both directions carry a byte stream of fixed-size messages of
  * PLUGVM_AGENT_MSG_SIZE bytes (little-endian, the layouts below). A receiver that finds
@@ -41,6 +42,7 @@
 #define PLUGVM_AGENT_LOCK_STATS	    8 /* nothing -> plugvm_agent_lock_stats */
 #define PLUGVM_AGENT_WORKLOAD_START 9 /* plugvm_agent_workload -> plugvm_agent_workload_id */
 #define PLUGVM_AGENT_WORKLOAD_STOP  10 /* plugvm_agent_workload_id -> _workload_result */
+#define PLUGVM_AGENT_TRACE	    11 /* plugvm_agent_trace -> nothing (STATE events on/off) */
 /* Events (guest to host, flags PLUGVM_AGENT_F_EVENT). */
 #define PLUGVM_AGENT_EV_STATE	0x100 /* plugvm_agent_ev_state */
 #define PLUGVM_AGENT_EV_LOCKDEP 0x101 /* plugvm_agent_ev_lockdep */
@@ -85,6 +87,13 @@ struct plugvm_agent_hello {
 	uint32_t reserved;
 };
 _Static_assert(sizeof(struct plugvm_agent_hello) == 24, "hello");
+
+/* TRACE: every cpuhp callback as a STATE event (on = 1) or only SET_TARGET's (on = 0). */
+struct plugvm_agent_trace {
+	uint32_t on; /* 0 or 1 */
+	uint32_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct plugvm_agent_trace) == 8, "trace");
 
 /* A request for entries from `first` on (or for one CPU: first = the CPU). */
 struct plugvm_agent_index {

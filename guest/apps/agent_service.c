@@ -44,6 +44,14 @@ static void fill_hello(struct plugvm_agent_hello *h)
 
 /* ---- events ------------------------------------------------------------------------ */
 
+/*
+ * STATE events cost the guest a virtio message each (10-18 ms of emulated guest code per
+ * hot-add on kvm_pvm, bench/hotplug/breakdown): they go out only while the host
+ * asked for them (TRACE: a QMP client subscribed) and for the CPU a SET_TARGET is moving.
+ */
+static int trace_on; /* set by TRACE, agent thread */
+static int target_cpu = -1; /* the CPU of the SET_TARGET in progress, agent thread */
+
 /* cpuhp trace hook: any CPU, any context (an arriving CPU with interrupts off). */
 static void agent_trace(unsigned cpu, int state, bool up, uint64_t ns, int ret)
 {
@@ -51,6 +59,9 @@ static void agent_trace(unsigned cpu, int state, bool up, uint64_t ns, int ret)
 		.cpu = cpu, .state = state, .up = up, .result = ret, .ns = ns
 	};
 
+	if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&target_cpu, __ATOMIC_ACQUIRE) != (int)cpu)
+		return;
 	agent_send_event(PLUGVM_AGENT_EV_STATE, &ev, sizeof(ev));
 }
 
@@ -173,7 +184,9 @@ static int req_set_target(const void *arg, void *out, uint32_t *len)
 	memset(t, 0, sizeof(*t));
 	t->from = cpuhp_state(cs->cpu);
 	t0 = arch_now_ns();
+	__atomic_store_n(&target_cpu, (int)cs->cpu, __ATOMIC_RELEASE); /* its STATE events */
 	err = cpuhp_set_target(cs->cpu, cs->state);
+	__atomic_store_n(&target_cpu, -1, __ATOMIC_RELEASE);
 	t->ns = arch_now_ns() - t0;
 	fill_cpu(cs->cpu, &t->cpu);
 	if (err && cpuhp_last_error(cs->cpu, &failed) == 0)
@@ -192,6 +205,18 @@ static int req_fail(const void *arg, void *out, uint32_t *len)
 	if (cs->cpu >= nr_cpu_ids || (cs->state != -1 && !valid_state(cs->state)))
 		return PLUGVM_AGENT_EINVAL;
 	return cpuhp_fail(cs->cpu, cs->state);
+}
+
+static int req_trace(const void *arg, void *out, uint32_t *len)
+{
+	const struct plugvm_agent_trace *tr = arg;
+
+	(void)out;
+	(void)len;
+	if (tr->on > 1 || tr->reserved)
+		return PLUGVM_AGENT_EINVAL;
+	__atomic_store_n(&trace_on, (int)tr->on, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static int req_timer_stats(const void *arg, void *out, uint32_t *len)
@@ -337,6 +362,7 @@ static const struct agent_request {
 					  .fn = req_workload_start },
 	[PLUGVM_AGENT_WORKLOAD_STOP] = { .arg_size = sizeof(struct plugvm_agent_workload_id),
 					 .fn = req_workload_stop },
+	[PLUGVM_AGENT_TRACE] = { .arg_size = sizeof(struct plugvm_agent_trace), .fn = req_trace },
 };
 
 static int request(uint16_t type, const void *arg, uint32_t arg_len, void *out, uint32_t *len)
@@ -356,7 +382,10 @@ static int request(uint16_t type, const void *arg, uint32_t arg_len, void *out, 
 	return st;
 }
 
-/* The session began (HELLO sent): from now on every cpuhp callback and lock report goes out. */
+/*
+ * The session began (HELLO sent): from now on lock reports go out, and cpuhp callbacks as
+ * agent_trace() says.
+ */
 static void started(void)
 {
 	cpuhp_set_trace(agent_trace);

@@ -127,7 +127,7 @@ static int test_watchdog(void)
 	watchdog_set_bound_ns(TEST_BOUND_NS);
 	/* An operation begun after the checker read its clock is young, not 2^64 ns old. */
 	bug_expect(true);
-	watchdog_op_begin(&op, TEST_BOUND_NS / 4, "selftest watchdog's young operation");
+	watchdog_op_begin(&op, TEST_BOUND_NS / 4, "selftest watchdog's young operation", 0, 0);
 	if (watchdog_check_ops(op.start_ns - 1000000, TEST_BOUND_NS))
 		ret = selftest_fail("an operation begun 1 ms after the check was reported");
 	watchdog_op_end(&op);
@@ -135,7 +135,7 @@ static int test_watchdog(void)
 	hung = provoke("wd-lost-wakeup", lost_wakeup, NULL, THREAD_ANY_CPU);
 	before = bug_expected_count();
 	bug_expect(true);
-	watchdog_op_begin(&op, TEST_BOUND_NS / 4, "selftest watchdog's operation");
+	watchdog_op_begin(&op, TEST_BOUND_NS / 4, "selftest watchdog's operation", 0, 0);
 	sleep_ns(PROVOKE_NS);
 	watchdog_op_end(&op);
 	bug_expect(false);

@@ -74,7 +74,8 @@ static void sci_irq(unsigned vector, void *arg)
 	/* Write-1-to-clear drops the level SCI; anything else pending is not ours. */
 	if (gpe_sts_port && (inb((uint16_t)gpe_sts_port) & GPE_CPU_HOTPLUG)) {
 		outb((uint16_t)gpe_sts_port, GPE_CPU_HOTPLUG);
-		watchdog_op_begin(&sci_op, 0, "acpi-hotplug: a CPU hotplug SCI (thread not woken)");
+		watchdog_op_begin(&sci_op, 0, "acpi-hotplug: a CPU hotplug SCI (thread not woken)",
+				  0, 0);
 		__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
 		thread_wake(hp_thread_ptr);
 	}
@@ -104,17 +105,20 @@ static void insert(uint32_t slot, int cpu)
 	int err = -ENODEV; /* an APIC ID the MADT does not list */
 
 	acpi_cpu_hotplug_clear_insert(slot);
-	watchdog_op_begin(&request_op, 0, "acpi-hotplug: bring-up of cpu %d (slot %u)", cpu, slot);
+	watchdog_op_begin(&request_op, 0, "acpi-hotplug: bring-up of cpu %ld (slot %ld)", cpu,
+			  slot);
 	if (cpu >= 0) {
 		cpumask_set(&cpu_present_mask, (unsigned)cpu);
 		err = cpu_up((unsigned)cpu);
 		if (err)
 			cpumask_clear(&cpu_present_mask, (unsigned)cpu);
 	}
-	send_report(cpu, PLUGVM_HOTPLUG_OP_ONLINE, err, arch_now_ns() - t0);
+	t0 = arch_now_ns() - t0;
+	/* What the host waits for first; the report and the console line come after it. */
+	acpi_cpu_hotplug_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
+	send_report(cpu, PLUGVM_HOTPLUG_OP_ONLINE, err, t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "failed to come up" : "online", err);
-	acpi_cpu_hotplug_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
 	watchdog_op_end(&request_op);
 }
 
@@ -136,21 +140,23 @@ static void remove(uint32_t slot, int cpu)
 		return;
 	}
 	t0 = arch_now_ns();
-	watchdog_op_begin(&request_op, 0, "acpi-hotplug: removal of cpu %d (slot %u) to eject", cpu,
-			  slot);
+	watchdog_op_begin(&request_op, 0, "acpi-hotplug: removal of cpu %ld (slot %ld) to eject",
+			  cpu, slot);
 	/* Never the boot CPU (or an unknown one); -EPERM is the -1 the host has always seen. */
 	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -EPERM : cpu_down((unsigned)cpu);
 	acpi_cpu_hotplug_clear_remove(slot);
-	send_report(cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, arch_now_ns() - t0);
-	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
-	       err ? "refused to go" : "offline, ejecting", err);
+	t0 = arch_now_ns() - t0;
+	/* What the host waits for first; the report and the console line come after it. */
 	if (!err) {
 		cpumask_clear(&cpu_present_mask, (unsigned)cpu);
 		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_SUCCESS);
-		acpi_cpu_hotplug_eject(slot); /* last: the hypervisor may stop the vCPU now */
+		acpi_cpu_hotplug_eject(slot); /* the hypervisor may stop the vCPU now */
 	} else {
 		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
 	}
+	send_report(cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, t0);
+	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
+	       err ? "refused to go" : "offline, ejecting", err);
 	watchdog_op_end(&request_op);
 }
 

@@ -7,8 +7,6 @@
  */
 #include "kernel/watchdog.h"
 
-#include <stdarg.h>
-
 #include "kernel/bug.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
@@ -222,16 +220,15 @@ int watchdog_offline_cpu(unsigned cpu)
 
 /* ---- watched operations and hung tasks ---------------------------------------------------- */
 
-void watchdog_op_begin(struct watchdog_op *op, uint64_t bound, const char *fmt, ...)
+void watchdog_op_begin(struct watchdog_op *op, uint64_t bound, const char *fmt, long a0, long a1)
 {
 	unsigned long flags;
-	va_list ap;
 
 	flags = spin_lock_irqsave(&ops_lock);
 	if (!op->active) {
-		va_start(ap, fmt);
-		vsnprintf(op->what, sizeof(op->what), fmt, ap);
-		va_end(ap);
+		op->fmt = fmt;
+		op->arg[0] = a0;
+		op->arg[1] = a1;
 		op->start_ns = arch_now_ns();
 		op->bound_ns = bound;
 		op->reported = false;
@@ -255,7 +252,7 @@ void watchdog_op_end(struct watchdog_op *op)
 
 unsigned watchdog_check_ops(uint64_t now, uint64_t bound)
 {
-	char what[4][sizeof(((struct watchdog_op *)0)->what)];
+	char what[4][64];
 	uint64_t age[4];
 	bool expected[4];
 	unsigned n = 0, i;
@@ -274,7 +271,7 @@ unsigned watchdog_check_ops(uint64_t now, uint64_t bound)
 			continue;
 		op->reported = true;
 		if (n < ARRAY_SIZE(what)) {
-			memcpy(what[n], op->what, sizeof(what[n]));
+			snprintf(what[n], sizeof(what[n]), op->fmt, op->arg[0], op->arg[1]);
 			expected[n] = op->expected;
 			age[n++] = now - op->start_ns;
 		}

@@ -203,6 +203,52 @@ def test_state_events_add_up_to_the_transition(tmp_path):
         assert vm.wait_exit() == 0, vm.transcript()
 
 
+def wait_online_ost(q):
+    while True:
+        info = q.wait_event("ACPI_DEVICE_OST", TIMEOUT)["data"]["info"]
+        if info["source"] == 1:
+            assert info["status"] == 0, info
+            return
+
+
+def test_state_events_only_while_someone_listens(tmp_path):
+    """Each STATE event costs the guest a virtio message: without a subscriber the guest
+    sends none for an ACPI hot-remove or hot-add; a subscription turns them on before its
+    reply; a subscriber that disconnects turns them off again (at the next event)."""
+    vm, q = start(tmp_path, smp="3")
+    with vm, q:
+        wait_agent(q, vm)
+        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        before = q.cmd("query-agent")["events"]
+        q.cmd("device_del", {"id": "/machine/unattached/device[2]"})
+        q.wait_event("DEVICE_DELETED", TIMEOUT)
+        slot = [s for s in q.cmd("query-hotpluggable-cpus") if "qom-path" not in s][0]
+        q.events.clear()  # the removal's _OST
+        q.cmd("device_add", dict(slot["props"], driver=slot["type"], id="c2"))
+        wait_online_ost(q)
+        q.cmd("query-cpuhp")  # answered after anything the guest sent before
+        assert q.cmd("query-agent")["events"] == before
+        with Qmp(q.path) as watcher:
+            watcher.cmd("cpuhp-subscribe")
+            q.cmd("device_del", {"id": "c2"})
+            q.wait_event("DEVICE_DELETED", TIMEOUT)
+            ev = watcher.wait_event("CPUHP_STATE", TIMEOUT)["data"]
+            assert ev["cpu"] == 2 and ev["direction"] == "down", ev
+        # The watcher left subscribed. The next events turn them off; SET_TARGET's own
+        # transition still reports its callbacks to its reply.
+        r = q.cmd("cpuhp-set-target", {"cpu": 1, "state": "offline"})
+        assert r["success"] and r["states"], r
+        q.cmd("query-cpuhp")
+        before = q.cmd("query-agent")["events"]
+        q.events.clear()
+        q.cmd("device_add", dict(slot["props"], driver=slot["type"], id="c3"))
+        wait_online_ost(q)
+        q.cmd("query-cpuhp")
+        assert q.cmd("query-agent")["events"] == before
+        q.cmd("quit")
+        assert vm.wait_exit() == 0, vm.transcript()
+
+
 def test_statistics_and_workload(tmp_path):
     vm, q = start(tmp_path)
     with vm, q:

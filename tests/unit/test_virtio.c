@@ -472,6 +472,11 @@ static void test_message_checks(void **state)
 	m.hdr.type = 999;
 	assert_contains(agent_msg_check(&m), "unknown");
 	make_msg(&m, 1);
+	m.hdr.type = PLUGVM_AGENT_TRACE; /* the last request type: its reply is known */
+	assert_null(agent_msg_check(&m));
+	m.hdr.type = PLUGVM_AGENT_TRACE + 1;
+	assert_contains(agent_msg_check(&m), "unknown");
+	make_msg(&m, 1);
 	m.hdr.flags = 0; /* a request from the guest: the host takes none */
 	assert_contains(agent_msg_check(&m), "neither");
 	m.hdr.flags = PLUGVM_AGENT_F_REPLY | PLUGVM_AGENT_F_EVENT;

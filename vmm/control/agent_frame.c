@@ -78,7 +78,7 @@ const char *agent_msg_check(const struct plugvm_agent_msg *m)
 	if (h->len > PLUGVM_AGENT_PAYLOAD)
 		return "length beyond the payload";
 	if (h->flags == PLUGVM_AGENT_F_REPLY) {
-		if (h->type < PLUGVM_AGENT_HELLO || h->type > PLUGVM_AGENT_WORKLOAD_STOP)
+		if (h->type < PLUGVM_AGENT_HELLO || h->type > PLUGVM_AGENT_TRACE)
 			return "reply of an unknown type";
 		if (!h->id)
 			return "reply without a request id";

@@ -408,6 +408,7 @@ static void on_reply(struct vm *vm, void *ctx, int status, const struct plugvm_a
 		reply_cpus(vm, op, m);
 		break;
 	case OP_FAIL:
+	case OP_TRACE:
 		op_finish(vm, op, NULL, 0, NULL);
 		break;
 	case OP_TIMERS:

@@ -31,6 +31,7 @@ struct control_agent {
 	struct op *refresh;
 	bool refresh_again;
 	struct op *targets; /* set-target requests in flight (they collect STATE events) */
+	bool trace_on; /* what the guest was last told with TRACE (a new session: off) */
 };
 
 enum op_kind {
@@ -44,6 +45,7 @@ enum op_kind {
 	OP_WORK_START, /* workload-start */
 	OP_WORK_STOP, /* workload-stop */
 	OP_REFRESH, /* the state table, on the guest's HELLO (no client waits) */
+	OP_TRACE, /* cpuhp-subscribe that turned the guest's STATE events on or off */
 };
 
 /* vm->ctl_agent, made on first use (NULL without memory). */

@@ -49,6 +49,46 @@ static void guest_event(struct vm *vm, uint32_t mask, const char *name, uint32_t
 		json_object_put(o);
 }
 
+/* A background TRACE (no client waits): a failure leaves the guest as it was. */
+static void trace_done(struct vm *vm, void *ctx, int status, const struct plugvm_agent_msg *m)
+{
+	struct control_agent *ca = vm->ctl_agent;
+
+	(void)m;
+	if (status && ca)
+		ca->trace_on = !(bool)(uintptr_t)ctx;
+}
+
+/*
+ * Tell the guest whether to send every cpuhp callback as a STATE event: only while a client
+ * subscribed (each event costs the guest a virtio message: 10-18 ms per hot-add on kvm_pvm).
+ * Inside cpuhp-subscribe (`err` set), the command's reply waits for the guest's answer, so
+ * the subscriber sees every callback of what it starts next; elsewhere (the guest's HELLO,
+ * a STATE event after the last subscriber left) it is sent in the background. Main thread.
+ */
+static void trace_sync(struct vm *vm, struct qmp_error *err)
+{
+	struct control_agent *ca = control_agent_get(vm);
+	bool want = vm->qmp && qmp_server_subscribed(vm->qmp, CONTROL_SUB_CPUHP);
+	struct plugvm_agent_trace t = { .on = want };
+	struct op *op;
+
+	if (!ca || want == ca->trace_on || !agent_connected(vm, NULL))
+		return;
+	ca->trace_on = want;
+	if (err) {
+		op = agent_op_new(vm, OP_TRACE, err);
+		if (op)
+			agent_op_send(vm, op, PLUGVM_AGENT_TRACE, &t, sizeof(t),
+				      AGENT_QUERY_TIMEOUT_MS);
+		else
+			ca->trace_on = !want;
+	} else if (agent_request(vm, PLUGVM_AGENT_TRACE, &t, sizeof(t), AGENT_QUERY_TIMEOUT_MS,
+				 trace_done, (void *)(uintptr_t)want)) {
+		ca->trace_on = !want;
+	}
+}
+
 void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 {
 	struct control_agent *ca = control_agent_get(vm);
@@ -60,11 +100,14 @@ void control_agent_event(struct vm *vm, const struct plugvm_agent_msg *m)
 		return;
 	if (m->hdr.type == PLUGVM_AGENT_HELLO) {
 		agent_refresh_states(vm);
+		ca->trace_on = false; /* a new session starts without */
+		trace_sync(vm, NULL);
 	} else if (m->hdr.type == PLUGVM_AGENT_EV_STATE && m->hdr.len >= sizeof(state)) {
 		memcpy(&state, m->payload, sizeof(state));
 		o = agent_json_state_event(&ca->states, &state);
 		agent_target_event(vm, &state, o);
 		guest_event(vm, CONTROL_SUB_CPUHP, "CPUHP_STATE", state.cpu, o);
+		trace_sync(vm, NULL); /* off again when the last subscriber left */
 	} else if (m->hdr.type == PLUGVM_AGENT_EV_LOCKDEP && m->hdr.len >= sizeof(lockdep)) {
 		memcpy(&lockdep, m->payload, sizeof(lockdep));
 		guest_event(vm, 0, "GUEST_LOCKDEP_WARNING", lockdep.cpu,
@@ -299,8 +342,13 @@ static struct json_object *cpuhp_subscribe(void *ctx, struct json_object *args,
 	struct json_object *v;
 	bool on = !json_object_object_get_ex(args, "enable", &v) || json_object_get_boolean(v);
 
-	if (!qmp_subscribe(vm->qmp, CONTROL_SUB_CPUHP, on))
+	if (!qmp_subscribe(vm->qmp, CONTROL_SUB_CPUHP, on)) {
 		qmp_error_set(err, "GenericError", "no client to subscribe");
+		return NULL;
+	}
+	trace_sync(vm, err);
+	if (err->class)
+		qmp_subscribe(vm->qmp, CONTROL_SUB_CPUHP, !on);
 	return NULL;
 }
 

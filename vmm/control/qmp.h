@@ -123,6 +123,9 @@ void qmp_server_flush(struct qmp_server *s, int timeout_ms);
 /* Number of connected clients. */
 unsigned qmp_server_clients(const struct qmp_server *s);
 
+/* Whether a connected client (not one already gone) subscribed to a bit of `mask`. */
+bool qmp_server_subscribed(const struct qmp_server *s, uint32_t mask);
+
 /* Close every client and the socket, remove the socket file, free s. NULL is fine. */
 void qmp_server_destroy(struct qmp_server *s);
 

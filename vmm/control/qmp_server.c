@@ -168,6 +168,16 @@ unsigned qmp_server_clients(const struct qmp_server *s)
 	return s->nr_clients;
 }
 
+bool qmp_server_subscribed(const struct qmp_server *s, uint32_t mask)
+{
+	const struct qmp_session *c;
+
+	for (c = s->clients; c; c = c->next)
+		if (!c->gone && (c->subscribed & mask))
+			return true;
+	return false;
+}
+
 /* Only reap() and qmp_server_destroy() call this: nothing else may still use c. */
 static void client_close(struct qmp_server *s, struct qmp_session *c)
 {
