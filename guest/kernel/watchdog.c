@@ -13,6 +13,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/hrtimer.h"
+#include "kernel/nmi.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/spinlock.h"
@@ -84,6 +85,8 @@ static void dump(void)
 	if (!__atomic_compare_exchange_n(&last_dump_ns, &last, now, false, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED))
 		return; /* another CPU dumps */
+	/* First what each CPU's interrupt state is now (kernel/nmi.h), then the threads. */
+	nmi_report_all();
 	sched_dump_threads();
 	hrtimer_dump_bases();
 }
