@@ -22,23 +22,31 @@
 static int report_owner = -1; /* CPU printing its report, -1: none */
 static unsigned nr_reports; /* reports finished since boot */
 
-static void emit(unsigned cpu, const char *fmt, ...) __printf(2, 3);
+/* The report being built, on the NMI stack: the lines, then written in one go. */
+struct report {
+	char text[4 * NMI_LINE];
+	size_t len;
+};
 
-/* One line, "nmi: cpu N: ...", straight to the polled consoles. */
-static void emit(unsigned cpu, const char *fmt, ...)
+static void emit(struct report *r, unsigned cpu, const char *fmt, ...) __printf(3, 4);
+
+/* One line, "nmi: cpu N: ...", appended to the report. */
+static void emit(struct report *r, unsigned cpu, const char *fmt, ...)
 {
-	char line[NMI_LINE];
+	size_t room = sizeof(r->text) - r->len;
 	va_list ap;
 	int n;
 
-	n = snprintf(line, sizeof(line), "nmi: cpu %u: ", cpu);
+	if (room < 32)
+		return;
+	n = snprintf(r->text + r->len, room, "nmi: cpu %u: ", cpu);
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	n += vsnprintf(r->text + r->len + n, room - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
-	line[n++] = '\n';
-	console_write_atomic(line, (size_t)n);
+	if (n > (int)room - 2)
+		n = (int)room - 2;
+	r->text[r->len + (size_t)n] = '\n';
+	r->len += (size_t)n + 1;
 }
 
 /* Microseconds from now to `ns` (negative: past). */
@@ -54,8 +62,8 @@ static bool report_lock(int me)
 	for (;;) {
 		int expect = -1;
 
-		if (__atomic_compare_exchange_n(&report_owner, &expect, me, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&report_owner, &expect, me, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return true;
 		if (arch_now_ns() > until)
 			return false; /* the holder's vCPU is not running: print anyway */
@@ -71,13 +79,13 @@ static void report_unlock(int me)
 				    __ATOMIC_RELAXED);
 }
 
-static void report_timers(struct cpu *c, uint64_t now)
+static void report_timers(struct report *r, struct cpu *c, uint64_t now)
 {
 	struct hrtimer_base *b = &c->hrt;
 	struct tq_node *first = READ_ONCE(b->queue.leftmost);
 	uint64_t programmed = READ_ONCE(b->programmed_ns);
 
-	emit(c->id,
+	emit(r, c->id,
 	     "hrtimer: %lu queued, first in %ld us, programmed %s%ld us%s, %lu interrupts, "
 	     "%lu reprograms",
 	     (unsigned long)READ_ONCE(b->queue.count), first ? us_from(first->expires, now) : 0L,
@@ -88,12 +96,12 @@ static void report_timers(struct cpu *c, uint64_t now)
 	     (unsigned long)READ_ONCE(b->stats.reprograms));
 }
 
-static void report_rq(struct cpu *c)
+static void report_rq(struct report *r, struct cpu *c)
 {
 	struct rq *rq = &c->rq;
 	struct thread *curr = READ_ONCE(rq->curr);
 
-	emit(c->id,
+	emit(r, c->id,
 	     "rq: running %.24s, nr_running %u, queued %u, wake list %s, need_resched %d, "
 	     "preempt %#x, irqs %lu",
 	     curr ? curr->name : "-", READ_ONCE(rq->nr_running), READ_ONCE(rq->queue.nr),
@@ -105,23 +113,32 @@ void nmi_report(uint64_t rip, bool irqs_on)
 {
 	struct cpu *c = raw_this_cpu(); /* NMI context: not migratable */
 	int me = (int)c->id;
+	uint64_t now = arch_now_ns();
 	char lapic[NMI_LINE - 32];
-	bool locked = report_lock(me);
-	uint64_t now = arch_now_ns(); /* after the wait: the LAPIC and the queues are read now */
+	struct report r;
+	bool locked;
 
+	/*
+	 * The state as the NMI found it, read before waiting for our turn: other CPUs' reports
+	 * take a while on the UART, and interrupts due meanwhile wait for us (we are in the
+	 * NMI), which would make a healthy CPU look stuck.
+	 */
+	r.len = 0;
 	arch_nmi_describe(lapic, sizeof(lapic));
 	if (READ_ONCE(c->dying) || !cpumask_test(&cpu_online_mask, c->id)) {
 		/* Dead or on its way: its queues belong to others now. */
-		emit(c->id, "rip %#lx, interrupts %s, offline (dying %d)", (unsigned long)rip,
+		emit(&r, c->id, "rip %#lx, interrupts %s, offline (dying %d)", (unsigned long)rip,
 		     irqs_on ? "on" : "off", READ_ONCE(c->dying));
-		emit(c->id, "lapic: %s", lapic);
+		emit(&r, c->id, "lapic: %s", lapic);
 	} else {
-		emit(c->id, "rip %#lx, interrupts %s, at %lu us", (unsigned long)rip,
+		emit(&r, c->id, "rip %#lx, interrupts %s, at %lu us", (unsigned long)rip,
 		     irqs_on ? "on" : "off", (unsigned long)(now / 1000));
-		emit(c->id, "lapic: %s", lapic);
-		report_timers(c, now);
-		report_rq(c);
+		emit(&r, c->id, "lapic: %s", lapic);
+		report_timers(&r, c, now);
+		report_rq(&r, c);
 	}
+	locked = report_lock(me);
+	console_write_atomic(r.text, r.len);
 	__atomic_add_fetch(&nr_reports, 1, __ATOMIC_RELEASE);
 	if (locked)
 		report_unlock(me);
