@@ -62,8 +62,8 @@ static bool report_lock(int me)
 	for (;;) {
 		int expect = -1;
 
-		if (__atomic_compare_exchange_n(&report_owner, &expect, me, false,
-						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (__atomic_compare_exchange_n(&report_owner, &expect, me, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
 			return true;
 		if (arch_now_ns() > until)
 			return false; /* the holder's vCPU is not running: print anyway */
