@@ -55,9 +55,15 @@ static long us_from(uint64_t ns, uint64_t now)
 	return (long)((int64_t)(ns - now) / 1000);
 }
 
+/*
+ * Our turn: wait while other CPUs report, at most NMI_REPORT_WAIT_NS for any one of them
+ * (each report is a few hundred bytes through an emulated UART: with many CPUs the queue
+ * takes longer than that, and a holder that changes is making progress).
+ */
 static bool report_lock(int me)
 {
 	uint64_t until = arch_now_ns() + NMI_REPORT_WAIT_NS;
+	int holder = -1;
 
 	for (;;) {
 		int expect = -1;
@@ -65,8 +71,12 @@ static bool report_lock(int me)
 		if (__atomic_compare_exchange_n(&report_owner, &expect, me, false, __ATOMIC_ACQUIRE,
 						__ATOMIC_RELAXED))
 			return true;
-		if (arch_now_ns() > until)
+		if (expect != holder) {
+			holder = expect;
+			until = arch_now_ns() + NMI_REPORT_WAIT_NS;
+		} else if (arch_now_ns() > until) {
 			return false; /* the holder's vCPU is not running: print anyway */
+		}
 		arch_cpu_relax();
 	}
 }
@@ -146,7 +156,7 @@ void nmi_report(uint64_t rip, bool irqs_on)
 
 unsigned nmi_report_all(void)
 {
-	unsigned start = __atomic_load_n(&nr_reports, __ATOMIC_ACQUIRE), want, seen;
+	unsigned start = __atomic_load_n(&nr_reports, __ATOMIC_ACQUIRE), want, seen = 0, last = 0;
 	uint64_t until = arch_now_ns() + NMI_REPORT_WAIT_NS;
 
 	want = cpumask_weight(&cpu_online_mask);
@@ -155,6 +165,10 @@ unsigned nmi_report_all(void)
 		seen = __atomic_load_n(&nr_reports, __ATOMIC_ACQUIRE) - start;
 		if (seen >= want)
 			break;
+		if (seen != last) { /* progress: the bound is per report */
+			last = seen;
+			until = arch_now_ns() + NMI_REPORT_WAIT_NS;
+		}
 		arch_cpu_relax();
 	} while (arch_now_ns() < until);
 	return seen;

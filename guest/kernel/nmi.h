@@ -17,19 +17,19 @@
 /*
  * Print this CPU's report: `rip` and `irqs_on` describe the interrupted context. NMI
  * context only (the arch's NMI handler): it takes no lock another context could hold, and
- * waits at most NMI_REPORT_WAIT_NS for another CPU's report to finish.
+ * waits at most NMI_REPORT_WAIT_NS for any one other CPU's report to finish.
  */
 void nmi_report(uint64_t rip, bool irqs_on);
 
 /*
  * An NMI to every CPU, this one included, then wait until the CPUs online at the call
- * have reported, at most NMI_REPORT_WAIT_NS (a CPU whose vCPU the host does not run
- * reports late, below the caller's output). Any context. Returns the number of reports
+ * have reported, at most NMI_REPORT_WAIT_NS without a new report (a CPU whose vCPU the
+ * host does not run reports late, below the caller's output). Any context. Returns the number of reports
  * seen in that time.
  */
 unsigned nmi_report_all(void);
 
-/* How long a CPU waits for the report lock, and nmi_report_all() for the reports. */
+/* How long a CPU waits for one other CPU's report, and nmi_report_all() for the reports. */
 #define NMI_REPORT_WAIT_NS 2000000000ull
 
 #endif
