@@ -55,12 +55,18 @@ def wait_reports(vm, start, cpus, timeout=60.0):
     raise AssertionError("no NMI report from every CPU:\n" + vm.transcript())
 
 
-def test_inject_nmi_reports_every_cpu_and_the_vm_runs_on(tmp_path):
+def started(tmp_path, smp):
+    """A guest with nothing to do, its hotplug driver listening; (vm, QMP socket path)."""
     path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", "2,maxcpus=4", "--qmp", path, "--append", "")
+    vm = plugvm("--smp", smp, "--qmp", path, "--append", "")
+    vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+    wait_socket(path)
+    return vm, path
+
+
+def test_inject_nmi_reports_every_cpu_and_the_vm_runs_on(tmp_path):
+    vm, path = started(tmp_path, "2,maxcpus=4")
     with vm:
-        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
-        wait_socket(path)
         with Qmp(path) as q:
             start = len(vm.stdout)
             assert q.cmd("inject-nmi") == {}
@@ -104,11 +110,8 @@ def test_inject_nmi_reports_every_cpu_and_the_vm_runs_on(tmp_path):
 
 
 def test_plugctl_nmi(tmp_path):
-    path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", "1", "--qmp", path, "--append", "")
+    vm, path = started(tmp_path, "1")
     with vm:
-        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
-        wait_socket(path)
         start = len(vm.stdout)
         p = subprocess.run([PLUGCTL, "-s", path, "nmi"], capture_output=True, text=True,
                            timeout=120)

@@ -82,22 +82,25 @@ static int cmd_status(struct conn *c, char **argv)
 	return 0;
 }
 
+/* A command without arguments whose reply says nothing: `said` tells a human it was done. */
+static int run_plain(struct conn *c, const char *name, const char *said)
+{
+	json_object_put(conn_cmd(c, name, NULL));
+	if (!json_out)
+		printf("%s\n", said);
+	return 0;
+}
+
 static int cmd_nmi(struct conn *c, char **argv)
 {
 	(void)argv;
-	json_object_put(conn_cmd(c, "inject-nmi", NULL));
-	if (!json_out)
-		printf("NMI sent to every vCPU\n");
-	return 0;
+	return run_plain(c, "inject-nmi", "NMI sent to every vCPU");
 }
 
 static int cmd_quit(struct conn *c, char **argv)
 {
 	(void)argv;
-	json_object_put(conn_cmd(c, "quit", NULL));
-	if (!json_out)
-		printf("the VM is stopping\n");
-	return 0;
+	return run_plain(c, "quit", "the VM is stopping");
 }
 
 /* One raw QMP command; its reply printed as it came, but for the id plugctl added. */
