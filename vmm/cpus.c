@@ -566,6 +566,22 @@ void cpus_stop_all(struct cpus *c)
 		slot_join(c, &c->slots[i]);
 }
 
+unsigned cpus_inject_nmi(struct cpus *c)
+{
+	unsigned i, n = 0;
+
+	/* Under the lock: a RUNNING thread is not joined before its kick. */
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->nr; i++) {
+		if (atomic_load(&c->slots[i].state) == SLOT_RUNNING) {
+			vcpu_post_nmi(&c->slots[i].vcpu);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return n;
+}
+
 void cpus_dump(struct cpus *c)
 {
 	unsigned i;

@@ -150,6 +150,12 @@ void cpus_process(struct cpus *c);
 
 /* End every vCPU thread: all are kicked, then each is joined. Main thread, at the end. */
 void cpus_stop_all(struct cpus *c);
+/*
+ * QMP inject-nmi: an NMI to every running vCPU (as QEMU's on x86), each issued by its own
+ * thread before its next KVM_RUN (vcpu_post_nmi(): not to one still waiting for its start).
+ * Paused vCPUs take it when they run again. Main thread. Returns the number of vCPUs asked.
+ */
+unsigned cpus_inject_nmi(struct cpus *c);
 /* Every created vCPU's registers and backtrace on stderr (the SIGQUIT post-mortem). */
 void cpus_dump(struct cpus *c);
 

@@ -134,6 +134,9 @@ static const struct {
 	{ KVM_SET_SREGS, M | V },
 	{ KVM_SET_MP_STATE, M | V },
 	{ KVM_TRANSLATE, M | V }, /* the crash dump */
+	/* QMP inject-nmi: each vCPU thread checks it has started, then injects into itself */
+	{ KVM_GET_MP_STATE, V },
+	{ KVM_NMI, V },
 	/* hot-add: a new vCPU (vcpu.c:vcpu_create) or a parked one reset (vcpu_reset_for_sipi) */
 	{ KVM_CREATE_VCPU, M },
 	{ KVM_GET_TSC_KHZ, M },

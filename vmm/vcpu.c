@@ -92,6 +92,7 @@ int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 	v->run = run;
 	pthread_mutex_init(&v->start_lock, NULL);
 	atomic_store(&v->start_pending, false);
+	atomic_store(&v->nmi_pending, false);
 
 	if (id == 0 && !vm->cpuid.tsc_khz) {
 		/* The first vCPU tells the TSC rate every vCPU's CPUID will advertise. */
@@ -145,6 +146,39 @@ static void apply_direct_start(struct vcpu *v)
 	return;
 fail:
 	log_error("vCPU %d: direct start: %s", v->id, strerror(errno));
+}
+
+/*
+ * A pending NMI (QMP inject-nmi), into a vCPU that has started: one waiting for INIT/SIPI
+ * (mp_state INIT_RECEIVED, an AP before its start) would take it at the first instruction
+ * of its start, in real mode or before its IDT is loaded. vCPU thread.
+ */
+static void apply_nmi(struct vcpu *v)
+{
+	struct kvm_mp_state mp;
+
+	if (!atomic_load(&v->nmi_pending) || !atomic_exchange(&v->nmi_pending, false))
+		return; /* the common case, every exit */
+	if (ioctl(v->fd, KVM_GET_MP_STATE, &mp) < 0) {
+		log_error("vCPU %d: KVM_GET_MP_STATE: %s", v->id, strerror(errno));
+		return;
+	}
+	if (mp.mp_state == KVM_MP_STATE_INIT_RECEIVED ||
+	    mp.mp_state == KVM_MP_STATE_SIPI_RECEIVED) {
+		log_info("vCPU %d: NMI not injected: the vCPU waits for its start", v->id);
+		return;
+	}
+	if (ioctl(v->fd, KVM_NMI, 0) < 0)
+		log_error("vCPU %d: KVM_NMI: %s", v->id, strerror(errno));
+	else
+		log_debug("vCPU %d: NMI injected", v->id);
+}
+
+void vcpu_post_nmi(struct vcpu *v)
+{
+	atomic_store(&v->nmi_pending, true);
+	/* Out of KVM_RUN (or HLT): its loop issues KVM_NMI before re-entering. */
+	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
 }
 
 void vcpu_post_start(struct vcpu *v, const struct long_mode_start *r)
@@ -520,6 +554,7 @@ static void *vcpu_thread(void *arg)
 			break;
 		if (pass_gate(v))
 			continue;
+		apply_nmi(v); /* first: a start applied now would leave the NMI to its entry */
 		apply_direct_start(v);
 		/* A kick during the stall sets immediate_exit: KVM_RUN returns at once. */
 		chaos_vcpu_stall(v->vm->chaos, (unsigned)v->id, &v->stop);
@@ -548,6 +583,7 @@ int vcpu_start_thread(struct vcpu *v, bool hot_added)
 	atomic_store(&v->tid, VCPU_TID_STARTING);
 	v->hot_added = hot_added;
 	vcpu_drop_start(v); /* a new life: nothing asked of an earlier one applies */
+	atomic_store(&v->nmi_pending, false);
 	/* The thread inherits a mask with only the kick signal open; the main thread takes
 	 * every process-directed signal through its signalfd. */
 	sigfillset(&all);

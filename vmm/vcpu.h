@@ -61,6 +61,7 @@ struct vcpu {
 	/* Guarded by start_lock (start_pending also read without it, as a hint): */
 	atomic_bool start_pending;
 	struct long_mode_start start;
+	atomic_bool nmi_pending; /* QMP inject-nmi: its thread issues KVM_NMI before KVM_RUN */
 };
 
 /*
@@ -103,6 +104,15 @@ pid_t vcpu_tid(struct vcpu *v);
  * thread runs and is not joined meanwhile (cpus.c: under its lock, RUNNING).
  */
 void vcpu_post_start(struct vcpu *v, const struct long_mode_start *r);
+/*
+ * Have the vCPU's thread inject an NMI (KVM_NMI, a vCPU ioctl: only its own thread may
+ * issue it) before its next KVM_RUN: recorded, and the thread kicked out of KVM_RUN. A vCPU
+ * waiting for INIT/SIPI (an AP not started, or a parked one) gets none: the NMI would be
+ * taken at its first instruction, before the guest has an IDT. Several requests before the
+ * thread looks are one NMI, as NMIs are on hardware. The caller makes sure the thread runs
+ * and is not joined meanwhile (cpus.c: under its lock, RUNNING).
+ */
+void vcpu_post_nmi(struct vcpu *v);
 /* Forget a direct start not applied yet (its thread is ending). */
 void vcpu_drop_start(struct vcpu *v);
 

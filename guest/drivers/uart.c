@@ -46,7 +46,11 @@ static void uart_write(struct console *con, const char *s, size_t n)
 	uart_write_direct(s, n);
 }
 
-static struct console uart_console = { .name = "ttyS0", .write = uart_write };
+static struct console uart_console = {
+	.name = "ttyS0",
+	.write = uart_write,
+	.write_atomic = uart_write, /* polled, no lock: the NMI report's path */
+};
 
 void uart_console_mute(bool mute)
 {

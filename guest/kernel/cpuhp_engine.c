@@ -248,6 +248,21 @@ static void roll_back(struct cpuhp_engine *e, unsigned cpu, int ret)
 	int failed = c->failed_state;
 
 	c->error = ret;
+	/*
+	 * A bring-up that timed out with the CPU alive in its atomic section (inside its
+	 * STARTING steps, or done with them and its hotplug thread not run yet): only that CPU
+	 * may run its STARTING teardowns. Walked from here they would act on this, the
+	 * control, CPU: tick:starting's stops our clock event behind our hrtimer base's back,
+	 * arch:starting's masks our LAPIC timer (KVM then drops every TSC-deadline write),
+	 * sched:starting's takes our run queue offline; and the PREPARE teardowns would free
+	 * the stacks it runs on. It stays where it is, refused like any CPU in that section
+	 * (a dead-on-arrival CPU); its target goes back, so that if it runs on after all its
+	 * hotplug thread takes it down through its own STARTING teardowns and it dies.
+	 */
+	if (c->state > CPUHP_BRINGUP_CPU && cpuhp_state_atomic(c->state)) {
+		c->target = c->start;
+		return;
+	}
 	c->rollback = true;
 	walk(e, cpu, c->start);
 	c->rollback = false;

@@ -320,6 +320,13 @@ void hrtimer_get_stats(unsigned cpu, struct hrtimer_stats *st)
 		memset(st, 0, sizeof(*st));
 }
 
+uint64_t hrtimer_programmed_ns(unsigned cpu)
+{
+	struct cpu *c = cpu < NR_CPUS ? READ_ONCE(cpu_table[cpu]) : NULL;
+
+	return c ? READ_ONCE(c->hrt.programmed_ns) : UINT64_MAX;
+}
+
 void hrtimer_dump_bases(void)
 {
 	uint64_t now = arch_now_ns();

@@ -87,5 +87,11 @@ void sleep_ns(uint64_t ns);
 void hrtimers_prepare_cpu(unsigned cpu);
 unsigned hrtimers_dead_cpu(unsigned cpu);
 void hrtimer_get_stats(unsigned cpu, struct hrtimer_stats *st);
+/*
+ * The time `cpu`'s base last programmed its clock event for (UINT64_MAX: off, or the
+ * interrupt came and its expiry loop runs or ran since). A racy read of another CPU's
+ * base, for the watchdog; any context.
+ */
+uint64_t hrtimer_programmed_ns(unsigned cpu);
 
 #endif

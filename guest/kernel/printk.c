@@ -32,8 +32,9 @@ void console_register(struct console *con)
 	unsigned long flags = spin_lock_irqsave(&console_lock);
 
 	con->next = consoles;
-	consoles = con;
 	con->enabled = true;
+	/* Published whole: console_write_atomic() walks the list without the lock. */
+	__atomic_store_n(&consoles, con, __ATOMIC_RELEASE);
 	spin_unlock_irqrestore(&console_lock, flags);
 }
 
@@ -66,6 +67,16 @@ void console_write(const char *s, size_t n)
 	__console_write(s, n);
 	__atomic_store_n(&console_owner, -1, __ATOMIC_RELAXED);
 	spin_unlock_irqrestore(&console_lock, flags);
+}
+
+void console_write_atomic(const char *s, size_t n)
+{
+	struct console *c;
+
+	/* Consoles are only ever added, at the head: the list is safe to walk unlocked. */
+	for (c = __atomic_load_n(&consoles, __ATOMIC_ACQUIRE); c; c = c->next)
+		if (c->write_atomic)
+			c->write_atomic(c, s, n);
 }
 
 void console_force_unlock(void)

@@ -17,6 +17,11 @@ struct console {
 	const char *name;
 	/* Write `n` bytes; called with the console lock held and interrupts off. */
 	void (*write)(struct console *con, const char *s, size_t n);
+	/*
+	 * Optional (NULL: none): write `n` bytes with no lock and no interrupt, polling the
+	 * device, from any context, NMIs included; the caller serializes. Used muted or not.
+	 */
+	void (*write_atomic)(struct console *con, const char *s, size_t n);
 	bool enabled;
 	struct console *next;
 };
@@ -36,6 +41,13 @@ typedef void (*console_initcall_t)(void);
 void console_init(void);
 /* Write raw bytes to the consoles (no formatting). */
 void console_write(const char *s, size_t n);
+/*
+ * Write raw bytes to every console that has a write_atomic (the 16550), muted or not,
+ * without the console lock: the NMI report's path (kernel/nmi.h). Any context, NMIs
+ * included; the caller serializes, and a line printk() writes at the same moment to the
+ * same device may be split by it.
+ */
+void console_write_atomic(const char *s, size_t n);
 /* Panic: let this CPU write even if another one holds the console lock forever. */
 void console_force_unlock(void);
 

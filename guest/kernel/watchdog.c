@@ -11,6 +11,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/hrtimer.h"
+#include "kernel/nmi.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/spinlock.h"
@@ -38,6 +39,7 @@ struct wd_cpu {
 	unsigned buddy_life;
 	uint64_t buddy_beats, buddy_since_ns;
 	bool buddy_reported;
+	uint64_t clock_reported_ns; /* the buddy's deadline last reported as never taken */
 };
 
 static struct wd_cpu wd[NR_CPUS];
@@ -82,6 +84,8 @@ static void dump(void)
 	if (!__atomic_compare_exchange_n(&last_dump_ns, &last, now, false, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED))
 		return; /* another CPU dumps */
+	/* First what each CPU's interrupt state is now (kernel/nmi.h), then the threads. */
+	nmi_report_all();
 	sched_dump_threads();
 	hrtimer_dump_bases();
 }
@@ -138,12 +142,39 @@ static void check_self(struct wd_cpu *w, unsigned cpu, uint64_t now, uint64_t bo
 	}
 }
 
+/*
+ * The buddy's clock event: its hrtimer base programmed a deadline that passed more than a
+ * bound ago, and no hrtimer interrupt came since (the interrupt marks the base unprogrammed
+ * first thing). Unlike the heartbeat count this needs no history, so CPUs coming and going
+ * (a new buddy is watched afresh) cannot hide a CPU that stopped taking its clock event,
+ * and the report comes while it is stopped.
+ */
+static void check_clock_event(struct wd_cpu *w, int b, uint64_t now, uint64_t bound)
+{
+	uint64_t due = hrtimer_programmed_ns((unsigned)b);
+	struct cpu *c;
+	struct thread *t;
+
+	if (due == UINT64_MAX || due >= now || now - due <= bound || due == w->clock_reported_ns)
+		return;
+	w->clock_reported_ns = due;
+	c = READ_ONCE(cpu_table[b]);
+	t = c ? READ_ONCE(c->rq.curr) : NULL;
+	pr_bug_for(t && t->bug_expected,
+		   "clock event: cpu %d programmed its timer for %lu ms ago and has taken no "
+		   "timer interrupt since; running %s\n",
+		   b, (unsigned long)((now - due) / 1000000), t ? t->name : "?");
+	dump();
+}
+
 /* Hard lockup of the buddy: its heartbeat stopped (interrupts off, or no clock event). */
 static void check_buddy(struct wd_cpu *w, unsigned cpu, uint64_t now, uint64_t bound)
 {
 	int b = next_buddy(cpu);
 	uint64_t beats;
 
+	if (b >= 0)
+		check_clock_event(w, b, now, bound);
 	/*
 	 * Another buddy, or the same one gone and back (a CPU removed and re-added faster than
 	 * its period never beats, and is not stopped): watch it afresh.

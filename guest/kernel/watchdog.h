@@ -8,7 +8,8 @@
  *    checks itself for a soft lockup (a higher-priority thread has waited while the CPU did
  *    not schedule, or it ran one thread with neither a tick nor an idle entry) and its buddy,
  *    the next CPU with a heartbeat, for a hard lockup (no heartbeat: interrupts off, or its
- *    clock event stopped).
+ *    clock event stopped), and the buddy's clock event: a deadline its hrtimer base
+ *    programmed that passed a bound ago with no timer interrupt since.
  *  - Hung tasks: a thread on CPU 0 checks once a second every thread that sleeps with a
  *    deadline (sleep_until(), a timed completion wait) and is still blocked the bound past
  *    it: a lost wake-up. And every watched operation (watchdog_op_begin()) past its bound.

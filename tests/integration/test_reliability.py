@@ -28,7 +28,9 @@ def test_watchdog_reports_each_kind_of_hang(build):
                  r"stuck: selftest watchdog's operation has not finished",
                  r"soft lockup: cpu 1 has not scheduled for \d+ ms while a higher-priority "
                  r"thread waits; running wd-soft-hog",
-                 r"hard lockup: cpu 1 has taken no watchdog interrupt for \d+ ms"):
+                 r"hard lockup: cpu 1 has taken no watchdog interrupt for \d+ ms",
+                 r"clock event: cpu 1 programmed its timer for \d+ ms ago and has taken no "
+                 r"timer interrupt since"):
         assert vm.lines("^expected BUG: " + what), vm.transcript()
     # The diagnosis follows the first report: every thread, every CPU's hrtimer queue.
     assert vm.lines(r"^thread wd-lost-wakeup: blocked cpu \d pinned -1 "), vm.transcript()

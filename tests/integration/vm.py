@@ -135,9 +135,11 @@ class Vm:
     def post_mortem(self):
         """Ask a hung plugvm for its vCPU registers (SIGQUIT), for the failure report; a
         guest whose console input we hold is first asked for its threads (console monitor:
-        every thread's state and a sleeping one's backtrace)."""
+        every thread's state and a sleeping one's backtrace), and every guest for its CPUs'
+        NMI report (QMP inject-nmi), which needs no guest interrupt to work."""
         if self.proc.poll() is not None or os.path.basename(self.argv[0]) != "plugvm":
             return
+        self.nmi_report()
         if self.proc.stdin:
             try:
                 self.proc.stdin.write(b"threads\n")
@@ -198,15 +200,45 @@ class Vm:
             self.proc.wait()
             self._remove_sockets()
 
-    def _remove_sockets(self):
-        """A VM ended by SIGKILL leaves its QMP socket: remove it, as a supervisor would."""
+    def _qmp_paths(self):
+        """Where this plugvm's QMP socket may be: --qmp's path, else the default one."""
         env = self.env if self.env is not None else os.environ
         paths = [f"{env.get('XDG_RUNTIME_DIR') or '/tmp'}/plugvm-{self.proc.pid}.qmp"]
         for i, a in enumerate(self.argv[:-1]):
             if a in ("--qmp", "-qmp"):
                 v = self.argv[i + 1]
-                paths.append((v[5:] if v.startswith("unix:") else v).split(",")[0])
-        for p in paths:
+                paths.insert(0, (v[5:] if v.startswith("unix:") else v).split(",")[0])
+        return paths
+
+    NMI_REPORT_LINE = re.compile(r"^nmi: cpu \d+: rq: ")
+
+    def nmi_report(self, timeout=10.0):
+        """Have a hung plugvm's guest print every CPU's interrupt and timer state (QMP
+        inject-nmi; the guest's NMI report, docs/reliability.md) and wait for it, bounded.
+        Returns the number of CPUs that reported."""
+        from qmp import Qmp, QmpError  # a sibling module; vm.py is imported without it too
+        with self._cond:
+            start = len(self.stdout)
+        for path in self._qmp_paths():
+            try:
+                with Qmp(path, timeout=5.0) as q:
+                    q.cmd("inject-nmi")
+                break
+            except (OSError, EOFError, QmpError, ValueError):
+                continue
+        else:
+            return 0
+        deadline, seen, last = time.monotonic() + timeout, 0, -1
+        while time.monotonic() < deadline and seen != last:
+            last = seen
+            time.sleep(2)  # each CPU's report follows the one before it
+            with self._cond:
+                seen = sum(1 for l in self.stdout[start:] if self.NMI_REPORT_LINE.match(l))
+        return seen
+
+    def _remove_sockets(self):
+        """A VM ended by SIGKILL leaves its QMP socket: remove it, as a supervisor would."""
+        for p in self._qmp_paths():
             try:
                 if stat.S_ISSOCK(os.lstat(p).st_mode):
                     os.unlink(p)

@@ -12,7 +12,8 @@
            must stay flat
 
 Every VM has a hard bound; a hang, a failure or a guest `BUG:` line is counted and its
-transcript kept under build/soak/. A progress line shows while it runs; a summary table
+transcript kept under build/soak/ (a hung VM is first asked for every CPU's NMI report
+through QMP inject-nmi, then for its threads and vCPU registers). A progress line shows while it runs; a summary table
 comes at the end (also written to build/soak/summary.md). Exit status 0 only if nothing
 failed. Usage: tests/soak/soak.py [--boots N] [--full N] [--ops N] [--jobs J] [--seed S]
 """
@@ -96,7 +97,10 @@ def boot(index, seed, full):
             args = shlex.split(f.read())
     else:
         args = ["--smp", "4,maxcpus=8", "--append", "halt"]
-    args = ["--kernel", kernel, "--qmp", "none", *args]
+    # A QMP socket only for a hang's post-mortem (inject-nmi: every CPU's NMI report).
+    qmp = os.path.join(OUT, f"{'full' if full else 'boot'}-{index}.qmp")
+    os.makedirs(OUT, exist_ok=True)
+    args = ["--kernel", kernel, "--qmp", qmp, *args]
     if chaos:
         args.insert(0, f"--chaos=seed={rng.randrange(1, 1 << 31)}")
     start = time.monotonic()
@@ -177,6 +181,7 @@ def hotplug(ops, seed, tally):
             except (TimeoutError, EOFError, OSError) as e:
                 tally.record(False, time.monotonic() - t0, hang=True)
                 problems.append(f"op {done}: {e!r}")
+                vm.post_mortem()  # every CPU's NMI report, the threads, the vCPU registers
             done += 1
             if done == 200:  # every slot has had its vCPU created by now
                 baseline = proc_counts(vm.proc.pid)

@@ -98,6 +98,15 @@ int cpus_request_removal(struct cpus *c, unsigned slot)
 	return removal_result;
 }
 
+static unsigned nmi_calls;
+
+unsigned cpus_inject_nmi(struct cpus *c)
+{
+	(void)c;
+	nmi_calls++;
+	return 2;
+}
+
 /* ---- fixture -------------------------------------------------------------------------- */
 
 static struct vm_config cfg = { .nr_cpus = 2,
@@ -114,6 +123,7 @@ static int setup(void **state)
 	memset(&vm, 0, sizeof(vm));
 	memset(ids, 0, sizeof(ids));
 	add_result = removal_result = 0;
+	nmi_calls = 0;
 	snprintf(path, sizeof(path), "/tmp/plugvm-test-control-%d.qmp", (int)getpid());
 	cfg.qmp_path = path;
 	vm.cfg = &cfg;
@@ -253,6 +263,18 @@ static void test_add_and_del_answers(void **state)
 	    "\"class\":\"DeviceNotFound\"");
 }
 
+/* inject-nmi asks the lifecycle once; an argument (QEMU's takes none) is refused unasked. */
+static void test_inject_nmi(void **state)
+{
+	(void)state;
+	assert_contains(execute("{\"execute\": \"inject-nmi\"}\n"), "{\"return\":{}}");
+	assert_int_equal(nmi_calls, 1);
+	assert_contains(
+	    execute("{\"execute\": \"inject-nmi\", \"arguments\": {\"cpu-index\": 0}}\n"),
+	    "Parameter 'cpu-index' is unexpected");
+	assert_int_equal(nmi_calls, 1);
+}
+
 /* query-stats and query-stats-schemas in QEMU's shapes, from a real KVM VM and 2 vCPUs. */
 static void test_stats_from_kvm(void **state)
 {
@@ -316,6 +338,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lifecycle_events_as_qmp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ost_burst_is_rate_limited, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_add_and_del_answers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inject_nmi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stats_from_kvm, setup, teardown),
 	};
 

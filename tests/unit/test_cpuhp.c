@@ -24,6 +24,15 @@ struct rec {
 
 static struct rec log_[LOG_MAX];
 static unsigned nlog;
+/*
+ * Whether the callbacks now run as the arriving or dying CPU (its STARTING section and its
+ * hotplug thread), or on the control CPU. A STARTING callback run on the control CPU acts
+ * on that CPU: tick:starting's teardown stops its clock event, arch:starting's masks its
+ * LAPIC timer, sched:starting's takes its run queue offline.
+ */
+static bool as_ap;
+/* fake_wait_up: the arriving CPU stops after this STARTING state and times out (-1: no). */
+static int stall_after = -1;
 static int real_fail_state = -1; /* a callback that really fails (not injected) */
 static uint64_t fake_clock;
 static unsigned kicks, waits, serial_depth, serial_max;
@@ -34,6 +43,9 @@ static unsigned kick_at[NCPU];
 int cpuhp_fake(unsigned int cpu, int state, bool up)
 {
 	assert_true(nlog < LOG_MAX);
+	if (cpuhp_section_of(state) == CPUHP_SECTION_STARTING && !as_ap)
+		fail_msg("cpu %u: STARTING state %d %s ran on the control CPU", cpu, state,
+			 up ? "up" : "down");
 	log_[nlog++] = (struct rec){ cpu, state, up, up && state == real_fail_state };
 	return log_[nlog - 1].failed ? -ENOMEM : 0;
 }
@@ -62,30 +74,58 @@ static int fake_wait_up(struct cpuhp_engine *e, unsigned cpu)
 	waits++;
 	assert_true(kicked[cpu]);
 	kicked[cpu] = 0;
+	as_ap = true;
+	if (stall_after >= 0) {
+		/*
+		 * The CPU runs its STARTING steps up to stall_after, then stalls (a loaded host
+		 * does not run its vCPU, or its hotplug thread, for the bring-up's 10 s): the
+		 * control side's wait times out with the CPU alive in its atomic section.
+		 */
+		int s;
+
+		e->cpus[cpu].state = CPUHP_BRINGUP_CPU;
+		for (s = CPUHP_BRINGUP_CPU + 1; s <= stall_after; s++) {
+			assert_int_equal(cpuhp_invoke(e, cpu, s, true), 0);
+			e->cpus[cpu].state = s;
+		}
+		as_ap = false;
+		return -ETIMEDOUT;
+	}
 	ret = cpuhp_ap_starting(e, cpu);
 	if (ret) {
+		as_ap = false;
 		assert_int_equal(e->cpus[cpu].state, CPUHP_BRINGUP_CPU);
 		return ret;
 	}
 	assert_int_equal(e->cpus[cpu].state, CPUHP_AP_ONLINE);
-	return cpuhp_ap_walk_online(e, cpu);
+	ret = cpuhp_ap_walk_online(e, cpu);
+	as_ap = false;
+	return ret;
 }
 
 static int fake_ap_walk(struct cpuhp_engine *e, unsigned cpu)
 {
-	int ret = cpuhp_ap_walk_online(e, cpu);
+	int ret;
 
+	as_ap = true;
+	ret = cpuhp_ap_walk_online(e, cpu);
 	if (!ret && e->cpus[cpu].target < CPUHP_AP_ONLINE) {
 		assert_int_equal(e->cpus[cpu].state, CPUHP_AP_ONLINE);
 		cpuhp_ap_dying(e, cpu);
 		assert_int_equal(e->cpus[cpu].state, CPUHP_AP_OFFLINE);
 	}
+	as_ap = false;
 	return ret;
 }
 
 static int fake_ap_invoke(struct cpuhp_engine *e, unsigned cpu, int state, bool up)
 {
-	return cpuhp_invoke(e, cpu, state, up);
+	int ret;
+
+	as_ap = true;
+	ret = cpuhp_invoke(e, cpu, state, up);
+	as_ap = false;
+	return ret;
 }
 
 static void serial_lock(enum cpuhp_section s)
@@ -133,6 +173,8 @@ static int setup(void **state)
 	cpuhp_engine_init(&eng, cpuhp_table, &ops, cpus, NCPU);
 	nlog = 0;
 	real_fail_state = -1;
+	stall_after = -1;
+	as_ap = false;
 	kicks = waits = serial_depth = serial_max = ntrace = 0;
 	memset(kicked, 0, sizeof(kicked));
 	return 0;
@@ -351,6 +393,35 @@ static void test_real_failure(void **state)
 	assert_int_equal(cpuhp_engine_set_target(&eng, 3, CPUHP_ONLINE), 0);
 }
 
+/*
+ * A bring-up that times out while the CPU is alive inside its STARTING section (or done
+ * with it, its hotplug thread not run yet): the rollback must not run that CPU's STARTING
+ * teardowns here, on the control CPU (under churn on a loaded host CPU 0 then lost its
+ * clock event: tick_dying_cpu() stopped CPU 0's TSC deadline behind its hrtimer base's
+ * back, arch_cpu_dying() masked CPU 0's LAPIC timer). The CPU stays where it is, refused
+ * like any CPU in its atomic section.
+ */
+static void test_timeout_in_starting(void **state)
+{
+	int at;
+
+	(void)state;
+	for (at = CPUHP_BRINGUP_CPU + 1; at <= CPUHP_AP_ONLINE; at++) {
+		setup(NULL);
+		stall_after = at;
+		assert_int_equal(cpuhp_engine_set_target(&eng, 1, CPUHP_ONLINE), -ETIMEDOUT);
+		assert_int_equal(eng.cpus[1].state, at);
+		assert_int_equal(cpuhp_engine_set_target(&eng, 1, CPUHP_OFFLINE), -EBUSY);
+	}
+	/* The same in a parallel bring-up. */
+	setup(NULL);
+	stall_after = CPUHP_AP_ONLINE;
+	assert_int_equal(cpuhp_engine_bringup(&eng, (unsigned[]){ 1, 2 }, 2, CPUHP_ONLINE, true),
+			 0);
+	assert_int_equal(eng.cpus[1].state, CPUHP_AP_ONLINE);
+	assert_int_equal(eng.cpus[2].state, CPUHP_AP_ONLINE);
+}
+
 static void test_parallel_bringup(void **state)
 {
 	unsigned list[] = { 1, 2, 3 }, i;
@@ -470,6 +541,7 @@ UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup(test_names_and_targets, setup),
 	  cmocka_unit_test_setup(test_every_pair, setup),
 	  cmocka_unit_test_setup(test_every_failure, setup),
 	  cmocka_unit_test_setup(test_real_failure, setup),
+	  cmocka_unit_test_setup(test_timeout_in_starting, setup),
 	  cmocka_unit_test_setup(test_parallel_bringup, setup),
 	  cmocka_unit_test_setup(test_dynamic_states, setup),
 	  cmocka_unit_test_setup(test_timings_and_trace, setup))

@@ -4,7 +4,8 @@
  *
  *   plugctl [-s PATH] [--json] [-t SECONDS] cpus | cpu add [SLOT] | cpu del SLOT |
  *           cpu set N | states | cpuhp | target CPU STATE | fail CPU STATE |
- *           timers [CPU] | sched [CPU] | latency | status | quit | qmp '{"execute": ...}'
+ *           timers [CPU] | sched [CPU] | latency | status | nmi | quit |
+ *           qmp '{"execute": ...}'
  *
  * Human-readable output by default, the raw QMP values with --json; exit status 0 on
  * success, 1 when the VM or the guest says no, 2 on bad usage or no connection. The
@@ -39,6 +40,8 @@ static const char usage[] =
     "  dumpxml          the running VM as a libvirt domain document (plugvm --domain)\n"
     "  latency          the live figures of the guest's latency measurement, per CPU\n"
     "  status           the VM's run state\n"
+    "  nmi              an NMI to every vCPU (QMP inject-nmi): the plugvm guest prints\n"
+    "                   each CPU's interrupt and timer state on its console\n"
     "  quit             stop the VM\n"
     "  qmp JSON         send one QMP command as given, print the reply\n"
     "\n"
@@ -79,13 +82,25 @@ static int cmd_status(struct conn *c, char **argv)
 	return 0;
 }
 
+/* A command without arguments whose reply says nothing: `said` tells a human it was done. */
+static int run_plain(struct conn *c, const char *name, const char *said)
+{
+	json_object_put(conn_cmd(c, name, NULL));
+	if (!json_out)
+		printf("%s\n", said);
+	return 0;
+}
+
+static int cmd_nmi(struct conn *c, char **argv)
+{
+	(void)argv;
+	return run_plain(c, "inject-nmi", "NMI sent to every vCPU");
+}
+
 static int cmd_quit(struct conn *c, char **argv)
 {
 	(void)argv;
-	json_object_put(conn_cmd(c, "quit", NULL));
-	if (!json_out)
-		printf("the VM is stopping\n");
-	return 0;
+	return run_plain(c, "quit", "the VM is stopping");
 }
 
 /* One raw QMP command; its reply printed as it came, but for the id plugctl added. */
@@ -131,6 +146,7 @@ static const struct command {
 	{ "dumpxml", NULL, 0, 0, "dumpxml takes no argument", cmd_dumpxml },
 	{ "latency", NULL, 0, 0, "latency takes no argument", cmd_latency },
 	{ "status", NULL, 0, 0, "status takes no argument", cmd_status },
+	{ "nmi", NULL, 0, 0, "nmi takes no argument", cmd_nmi },
 	{ "quit", NULL, 0, 0, "quit takes no argument", cmd_quit },
 	{ "qmp", NULL, 1, 1, "qmp takes one JSON argument", cmd_qmp },
 };

@@ -579,6 +579,17 @@ static struct json_object *system_powerdown(void *ctx, struct json_object *args,
 	return NULL;
 }
 
+/* NMI to every vCPU, as QEMU's inject-nmi on x86; plugvm's guest prints each CPU's state. */
+static struct json_object *inject_nmi(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	struct vm *vm = ctx;
+
+	(void)args;
+	(void)err;
+	log_info("inject-nmi: NMI to %u vCPUs", cpus_inject_nmi(vm->cpus));
+	return NULL;
+}
+
 static struct json_object *cmd_quit(void *ctx, struct json_object *args, struct qmp_error *err)
 {
 	struct vm *vm = ctx;
@@ -606,6 +617,7 @@ static const struct qmp_command base_commands[] = {
 	{ "device_del", device_del, device_del_args },
 	{ "system_powerdown", system_powerdown, NULL },
 	{ "system_reset", system_reset, NULL },
+	{ "inject-nmi", inject_nmi, NULL },
 	{ "quit", cmd_quit, NULL },
 	{ NULL, NULL, NULL },
 };

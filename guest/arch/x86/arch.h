@@ -278,6 +278,15 @@ __attribute__((noreturn)) void arch_poweroff(int status);
 /* Print a backtrace of the current stack (frame pointers) to the console. */
 void arch_backtrace(void);
 
+/*
+ * The NMI report's arch part (kernel/nmi.h). describe: this CPU's LAPIC as one line of text
+ * into buf (NUL-terminated): vectors in service, requested and level-triggered, the LVT
+ * timer and the clock event's deadline relative to now; NMI context, no locks. nmi_all: an
+ * NMI to every CPU, this one included; any context.
+ */
+void arch_nmi_describe(char *buf, size_t len);
+void arch_nmi_all(void);
+
 /* Stop every other CPU (NMI); they halt for good. Panic path only. */
 void arch_stop_other_cpus(void);
 

@@ -27,7 +27,7 @@
 
 /* Per-CPU kernel stack size (bytes) and the IST stack for double faults and NMIs. */
 #define CPU_STACK_SIZE 16384
-#define IST_STACK_SIZE 4096
+#define IST_STACK_SIZE 8192 /* halves: the NMI report formats lines on its half */
 
 /* Largest APIC ID the AP start-up table covers. */
 #define MAX_APIC_ID 4096

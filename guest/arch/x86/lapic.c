@@ -93,6 +93,14 @@ void lapic_nmi_others(void)
 		lapic_send_icr(0, APIC_DEST_ALLBUT | APIC_DM_NMI);
 }
 
+void arch_nmi_all(void)
+{
+	if (use_x2apic)
+		wrmsr(MSR_X2APIC_BASE + (APIC_ICR_LO >> 4), APIC_DEST_ALLINC | APIC_DM_NMI);
+	else
+		lapic_send_icr(0, APIC_DEST_ALLINC | APIC_DM_NMI);
+}
+
 void lapic_init_cpu(void)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);

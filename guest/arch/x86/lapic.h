@@ -16,6 +16,9 @@
 #define APIC_ESR       0x280
 #define APIC_ICR_LO    0x300
 #define APIC_ICR_HI    0x310
+#define APIC_ISR       0x100 /* 8 registers, 0x10 apart: vectors 32 per register */
+#define APIC_TMR       0x180
+#define APIC_IRR       0x200
 #define APIC_LVT_TIMER 0x320
 #define APIC_LVT_LINT0 0x350
 #define APIC_LVT_LINT1 0x360
@@ -30,6 +33,7 @@
 #define APIC_DM_STARTUP	  0x600
 #define APIC_LEVEL_ASSERT 0x4000
 #define APIC_ICR_BUSY	  0x1000
+#define APIC_DEST_ALLINC  0x80000
 #define APIC_DEST_ALLBUT  0xc0000
 
 /* Enable this CPU's LAPIC (x2APIC if the CPU has it), spurious vector, LINTs masked/NMI. */

@@ -103,6 +103,55 @@ void arch_timer_set_deadline(uint64_t deadline_tsc)
 	lapic_write(APIC_TMR_INIT, (uint32_t)ticks);
 }
 
+/* The vectors set in the 256-bit register bank at `reg` as "ef,f1" ("-": none). */
+static size_t put_vectors(char *buf, size_t len, uint32_t reg)
+{
+	size_t n = 0;
+	unsigned i, bit;
+
+	for (i = 0; i < 8; i++) {
+		uint32_t v = lapic_read(reg + 0x10 * i);
+
+		for (bit = 0; bit < 32 && v; bit++, v >>= 1)
+			if ((v & 1) && n + 4 < len)
+				n += (size_t)snprintf(buf + n, len - n, "%s%x", n ? "," : "",
+						      i * 32 + bit);
+	}
+	if (!n && len > 1)
+		n = (size_t)snprintf(buf, len, "-");
+	return n;
+}
+
+void arch_nmi_describe(char *buf, size_t len)
+{
+	char isr[40], irr[40], tmr[40];
+	uint32_t lvtt = lapic_read(APIC_LVT_TIMER);
+
+	put_vectors(isr, sizeof(isr), APIC_ISR);
+	put_vectors(irr, sizeof(irr), APIC_IRR);
+	put_vectors(tmr, sizeof(tmr), APIC_TMR);
+	if (tsc_deadline) {
+		uint64_t deadline = rdmsr(MSR_TSC_DEADLINE), now = arch_tsc();
+		/* Convert the distance, not the two values (they would overflow the scaling). */
+		long us = deadline >= now ? (long)(arch_tsc_to_ns(deadline - now) / 1000)
+					  : -(long)(arch_tsc_to_ns(now - deadline) / 1000);
+
+		if (deadline)
+			snprintf(buf, len,
+				 "isr %s irr %s tmr %s lvtt %#x%s, tsc-deadline in %ld us", isr,
+				 irr, tmr, lvtt, (lvtt & APIC_LVT_MASKED) ? " (masked)" : "", us);
+		else
+			snprintf(buf, len,
+				 "isr %s irr %s tmr %s lvtt %#x%s, tsc-deadline 0 (off or "
+				 "fired)",
+				 isr, irr, tmr, lvtt, (lvtt & APIC_LVT_MASKED) ? " (masked)" : "");
+	} else {
+		snprintf(buf, len, "isr %s irr %s tmr %s lvtt %#x%s, one-shot count %u", isr, irr,
+			 tmr, lvtt, (lvtt & APIC_LVT_MASKED) ? " (masked)" : "",
+			 lapic_read(APIC_TMR_CUR));
+	}
+}
+
 void arch_timer_stop(void)
 {
 	if (tsc_deadline)

@@ -75,7 +75,8 @@ int arch_cpu_prepare(unsigned cpu)
 	c->need_resched = 0;
 	c->dying = 0;
 	c->arch.stack = page_alloc(CPU_STACK_SIZE / PAGE_SIZE);
-	c->arch.ist_stack = page_alloc(IST_STACK_SIZE / PAGE_SIZE);
+	if (!c->arch.ist_stack) /* kept across lives: see arch_cpu_unprepare() */
+		c->arch.ist_stack = page_alloc(IST_STACK_SIZE / PAGE_SIZE);
 	if (!c->arch.stack || !c->arch.ist_stack) {
 		arch_cpu_unprepare(cpu);
 		return -ENOMEM;
@@ -90,9 +91,11 @@ int arch_cpu_unprepare(unsigned int cpu)
 	if (!c)
 		return 0;
 	page_free(c->arch.stack, CPU_STACK_SIZE / PAGE_SIZE);
-	page_free(c->arch.ist_stack, IST_STACK_SIZE / PAGE_SIZE);
 	c->arch.stack = NULL;
-	c->arch.ist_stack = NULL;
+	/*
+	 * The IST stack stays with the struct cpu: a dead CPU halts with its TSS still pointing
+	 * there until the host ejects it, and an NMI (inject-nmi) taken meanwhile runs on it.
+	 */
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include "arch.h"
 #include "kernel/cpu.h"
+#include "kernel/nmi.h"
 #include "kernel/panic.h"
 #include "kernel/printk.h"
 #include "lapic.h"
@@ -97,10 +98,11 @@ void trap_exception(struct trap_frame *f)
 	const char *name = exception_names[f->vector] ? exception_names[f->vector] : "reserved";
 
 	if (f->vector == 2) {
-		/* NMIs are how a panicking CPU stops the others. */
+		/* NMIs are how a panicking CPU stops the others... */
 		if (panic_in_progress())
 			halt_forever();
-		pr_warn("cpu %u: unexpected NMI\n", smp_processor_id());
+		/* ... and how the host (inject-nmi) or the watchdog asks for a report. */
+		nmi_report(f->rip, f->rflags & (1u << 9)); /* RFLAGS.IF */
 		return;
 	}
 	panic_enter();
