@@ -148,7 +148,7 @@ void nmi_report(uint64_t rip, bool irqs_on)
 		report_rq(&r, c);
 	}
 	locked = report_lock(me);
-	console_write_atomic(r.text, r.len);
+	console_write_nmi(r.text, r.len);
 	__atomic_add_fetch(&nr_reports, 1, __ATOMIC_RELEASE);
 	if (locked)
 		report_unlock(me);

@@ -4,7 +4,7 @@
  * stop prints what it was doing and why it might take no interrupt: the interrupted RIP and
  * interrupt flag, its LAPIC's in-service / requested vectors and clock event, its hrtimer
  * base and its run queue. The lines go through the consoles' polled lock-free path
- * (console_write_atomic()), one CPU's lines after another's. NMIs come from the host (QMP
+ * (console_write_nmi()), one CPU's lines after another's. NMIs come from the host (QMP
  * inject-nmi) or from nmi_report_all() (the watchdog's reports). A hang that blocks every
  * interrupt still answers an NMI.
  */

@@ -79,6 +79,26 @@ void console_write_atomic(const char *s, size_t n)
 			c->write_atomic(c, s, n);
 }
 
+/* How long an NMI report waits for a line being printed to end before it writes anyway. */
+#define CONSOLE_NMI_WAIT_NS 100000000ull
+
+void console_write_nmi(const char *s, size_t n)
+{
+	uint64_t until = arch_now_ns() + CONSOLE_NMI_WAIT_NS;
+	bool locked = false;
+
+	/*
+	 * The raw lock, no validator bookkeeping (NMI context). Not if this CPU is inside
+	 * console_write(): the NMI came in the middle of our own line, which it can only split.
+	 */
+	if (__atomic_load_n(&console_owner, __ATOMIC_RELAXED) != (int)raw_smp_processor_id())
+		while (!(locked = __spin_trylock(&console_lock)) && arch_now_ns() < until)
+			arch_cpu_relax();
+	console_write_atomic(s, n);
+	if (locked)
+		__spin_unlock(&console_lock);
+}
+
 void console_force_unlock(void)
 {
 	spin_lock_init(&console_lock, "console");

@@ -48,6 +48,12 @@ void console_write(const char *s, size_t n);
  * same device may be split by it.
  */
 void console_write_atomic(const char *s, size_t n);
+/*
+ * console_write_atomic() between other CPUs' printk() lines: waits (100 ms at most) for the
+ * console lock, so a report is not split by, nor splits, a line being printed elsewhere.
+ * NMI context; the caller serializes NMI reports among themselves.
+ */
+void console_write_nmi(const char *s, size_t n);
 /* Panic: let this CPU write even if another one holds the console lock forever. */
 void console_force_unlock(void);
 

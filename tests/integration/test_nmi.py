@@ -8,6 +8,7 @@ watchdog's reports, which send the NMIs themselves.
 import os
 import re
 import subprocess
+import threading
 import time
 
 import pytest
@@ -62,6 +63,54 @@ def started(tmp_path, smp):
     vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
     wait_socket(path)
     return vm, path
+
+
+def test_nmi_reports_stay_whole_while_the_guest_prints(tmp_path):
+    """NMIs land while other CPUs print (cpuhp.trace: a line per state while CPU 1 cycles):
+    no report line is split by a printk() line, nor splits one (CI once saw `at 915` run into
+    `plugvm-guest: boot done` mid-line)."""
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "2", "--qmp", path, "--append", "cpuhp.trace")
+    with vm:
+        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        wait_socket(path)
+        start = len(vm.stdout)
+        with Qmp(path, timeout=120) as hp, Qmp(path) as q:
+            done, errors = threading.Event(), []
+            # The agent's state table, so that the names below are known by now.
+            assert {"offline", "online"} <= {st["name"] for st in hp.cmd("query-cpuhp-states")}
+
+            def cycle():
+                try:
+                    for _ in range(3):
+                        for state in ("offline", "online"):
+                            r = hp.cmd("cpuhp-set-target", {"cpu": 1, "state": state})
+                            assert r["success"], r
+                except Exception as e:  # noqa: BLE001 - reported by the test below
+                    errors.append(e)
+                finally:
+                    done.set()
+            t = threading.Thread(target=cycle)
+            t.start()
+            sent = 0
+            while not done.is_set() or sent < 5:
+                assert q.cmd("inject-nmi") == {}
+                sent += 1
+                time.sleep(0.05)
+            t.join()
+            assert not errors, errors
+            vm.wait_for(r"^nmi: cpu 0: rq: ", 60)
+        # Every report line whole (a CPU caught offline reports two lines), and every printk
+        # line too.
+        offline = r"rip 0x[0-9a-f]+, interrupts (on|off), offline \(dying \d\)"
+        nmi = [l for l in vm.stdout[start:] if "nmi: cpu " in l]
+        assert len(nmi) >= 4, vm.transcript()
+        for line in nmi:
+            m = re.match(r"^nmi: cpu \d+: (.*)$", line)
+            assert m and any(re.fullmatch(p, m.group(1)) for p in REPORT + [offline]), line
+        q2 = Qmp(path)
+        q2.cmd("quit")
+        q2.close()
 
 
 def test_inject_nmi_reports_every_cpu_and_the_vm_runs_on(tmp_path):
