@@ -495,3 +495,72 @@ static int test_timer_delete_sync_down(void)
 	return 0;
 }
 SELFTEST("timer_delete_sync_down", test_timer_delete_sync_down);
+
+/* ---- timer_delete_sync_expiry ------------------------------------------------------------------ */
+
+/*
+ * timer_delete_sync() must not return before a callback that has begun to run: that is, once
+ * the timer has left its CPU's wheel (it is no longer pending) its callback counts as running.
+ * The expiry code used to take the timer off the expired list first and mark it running after,
+ * and a remote timer_delete_sync() in between (it reads both without the owner's lock) saw
+ * neither: it returned, its caller re-armed the timer with a later expiry, and the old callback
+ * then ran against the new one (timer_torture: "wheel timer fired early", race 18). The window
+ * is a few instructions; timer_expiry_delay_ns holds the timer in it here.
+ */
+struct expiry_sync {
+	struct timer_list t;
+	volatile int entered, finished;
+};
+
+static void expiry_sync_fn(struct timer_list *t)
+{
+	struct expiry_sync *e = container_of(t, struct expiry_sync, t);
+
+	e->entered = 1;
+	e->finished = 1;
+}
+
+static int test_timer_delete_sync_expiry(void)
+{
+	unsigned me = smp_processor_id(), cpu = selftest_other_cpu(me);
+	struct expiry_sync e;
+	uint64_t until;
+	int rounds, early = 0;
+
+	if (cpu == me) {
+		selftest_report("skipped=needs 2 CPUs");
+		return 0;
+	}
+	for (rounds = 0; rounds < 3; rounds++) {
+		memset(&e, 0, sizeof(e));
+		timer_setup(&e.t, expiry_sync_fn, TIMER_PINNED);
+		WRITE_ONCE(timer_expiry_delay_ns, 20000000ull); /* 20 ms */
+		if (timer_add_on(&e.t, jiffies + 1, cpu)) {
+			WRITE_ONCE(timer_expiry_delay_ns, 0);
+			return selftest_fail("timer_add_on cpu %u failed", cpu);
+		}
+		until = arch_now_ns() + 10000000000ull; /* bound against a hang */
+		while (timer_pending(&e.t) && arch_now_ns() < until)
+			arch_cpu_relax();
+		if (timer_pending(&e.t)) {
+			WRITE_ONCE(timer_expiry_delay_ns, 0);
+			timer_delete_sync(&e.t);
+			return selftest_fail("the timer on cpu %u never expired", cpu);
+		}
+		/* Off the wheel: its callback is on its way and must be waited for. */
+		timer_delete_sync(&e.t);
+		if (!e.finished)
+			early++;
+		WRITE_ONCE(timer_expiry_delay_ns, 0);
+		wait_flag(&e.finished, 10000); /* e is on our stack */
+		if (!e.finished)
+			return selftest_fail("the callback on cpu %u never ran", cpu);
+	}
+	if (early)
+		return selftest_fail("timer_delete_sync() returned before the callback had run, "
+				     "%d of %d times (the timer had left cpu %u's wheel)",
+				     early, rounds, cpu);
+	selftest_report("cpu=%u rounds=%d", cpu, rounds);
+	return 0;
+}
+SELFTEST("timer_delete_sync_expiry", test_timer_delete_sync_expiry);

@@ -211,6 +211,9 @@ bool timer_delete_sync(struct timer_list *t)
 	unsigned cpu = timer_cpu(t);
 	struct timer_base *b;
 
+	/* Pairs with run_timers(): a timer seen off its list is seen running. */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+
 	if (cpu >= NR_CPUS || !cpu_table[cpu])
 		return was;
 	b = cpu_base(cpu);
@@ -249,6 +252,20 @@ bool timer_delete_sync(struct timer_list *t)
 
 /* ---- expiry ------------------------------------------------------------------------------------ */
 
+uint64_t timer_expiry_delay_ns;
+
+/* Fault injection (selftests): hold a timer between leaving the wheel and its callback. */
+static void expiry_delay(void)
+{
+	uint64_t ns = READ_ONCE(timer_expiry_delay_ns), until;
+
+	if (!ns)
+		return;
+	until = arch_now_ns() + ns;
+	while (arch_now_ns() < until)
+		arch_cpu_relax();
+}
+
 static void run_timers(void)
 {
 	struct timer_base *b;
@@ -261,10 +278,18 @@ static void run_timers(void)
 	b->stats.softirqs++;
 	wheel_collect(&b->wheel[0], now, &b->expired);
 	wheel_collect(&b->wheel[1], now, &b->expired);
-	while ((wt = wheel_list_pop(&b->expired))) {
+	while ((wt = wheel_list_first(&b->expired))) {
 		struct timer_list *t = container_of(wt, struct timer_list, wt);
 
+		/*
+		 * Running before it leaves the list: timer_delete_sync() on another CPU reads the
+		 * two without our lock, and one that finds the timer no longer pending must find
+		 * it running, or it returns before the callback starts (race 18).
+		 */
 		WRITE_ONCE(b->running, t);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		wheel_list_pop(&b->expired);
+		expiry_delay(); /* fault injection: the callback's start, seen from elsewhere */
 		b->stats.callbacks++;
 		/* The base lock is held only around the wheel, never around a callback. */
 		local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);

@@ -63,6 +63,9 @@ bool timer_delete(struct timer_list *t);
 /* As timer_delete(), and wait for a running callback to finish. Thread context. */
 bool timer_delete_sync(struct timer_list *t);
 bool timer_pending(const struct timer_list *t);
+/* Fault injection for selftests: ns each wheel timer waits between leaving the wheel and its
+ * callback (0, the default, for none). */
+extern uint64_t timer_expiry_delay_ns;
 
 /* Per-CPU timer base (in struct cpu). */
 struct timer_cpu_stats {

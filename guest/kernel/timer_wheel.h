@@ -67,6 +67,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/compiler.h"
+
 #define WHEEL_LVL_CLK_SHIFT 3
 #define WHEEL_LVL_CLK_DIV   (1u << WHEEL_LVL_CLK_SHIFT)
 #define WHEEL_LVL_CLK_MASK  (WHEEL_LVL_CLK_DIV - 1)
@@ -270,6 +272,12 @@ static inline void wheel_list_init(struct wheel_list *l)
 static inline bool wheel_list_empty(const struct wheel_list *l)
 {
 	return !l->first;
+}
+
+/* wheel_list_first - the timer wheel_list_pop() would return, left on l; NULL if l is empty. */
+static inline struct wheel_timer *wheel_list_first(const struct wheel_list *l)
+{
+	return l->first ? container_of(l->first, struct wheel_timer, node) : NULL;
 }
 
 /*

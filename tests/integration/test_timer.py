@@ -5,7 +5,7 @@ import pytest
 from vm import run_plugvm, run_selftests, selftests
 
 TIMER_TESTS = ["timer_hrtimer_sleep", "timer_wheel_order", "timer_idle_quiet", "timer_storm",
-               "timer_remote"]
+               "timer_remote", "timer_delete_sync_expiry"]
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
