@@ -16,3 +16,13 @@ bench-hotplug-breakdown: $(B)/plugvm guest
 	@mkdir -p build/bench
 	$(Q)set -o pipefail; bench/hotplug/breakdown --plugvm $(B)/plugvm --kernel build/guest.elf \
 		$(BREAKDOWN_ARGS) | tee build/bench/hotplug-breakdown.md
+
+# Every guest instruction of a hot-add and a hot-remove, by function and by interrupt kind,
+# from KVM's kvm:kvm_emulate_insn tracepoint (root, tracefs; meaningful where KVM emulates the
+# guest kernel, as kvm_pvm does). PROFILE_ARGS: --reps N, --qemu, --top N. Not part of
+# `make bench`; see bench/README.md's hotplug part.
+.PHONY: bench-hotplug-profile
+bench-hotplug-profile: $(B)/plugvm guest
+	@mkdir -p build/bench
+	$(Q)set -o pipefail; bench/hotplug/profile --plugvm $(B)/plugvm --kernel build/guest.elf \
+		$(PROFILE_ARGS) | tee build/bench/hotplug-profile.md

@@ -441,9 +441,9 @@ static __attribute__((noinline)) void note_depth(unsigned depth)
 {
 	uint32_t old = __atomic_load_n(&lockdep_counters.max_depth, __ATOMIC_RELAXED);
 
-	while (depth > old && !__atomic_compare_exchange_n(&lockdep_counters.max_depth, &old,
-							    depth, false, __ATOMIC_RELAXED,
-							    __ATOMIC_RELAXED))
+	while (depth > old &&
+	       !__atomic_compare_exchange_n(&lockdep_counters.max_depth, &old, depth, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 
@@ -488,8 +488,8 @@ void lockdep_contended(struct lockdep_map *map, unsigned flags, unsigned long ip
 }
 
 /* The release of held[i], not the top of the stack, or of a lock held more than once. */
-static __attribute__((noinline)) void release_slow(struct lockdep_task *t,
-						   struct lockdep_map *map, int i)
+static __attribute__((noinline)) void release_slow(struct lockdep_task *t, struct lockdep_map *map,
+						   int i)
 {
 	bool exclusive = !(t->held[i].flags & LOCKDEP_READ);
 	int j;
