@@ -169,6 +169,14 @@ static void handle_events(void)
 		uint8_t f = acpi_cpu_hotplug_slot_flags((uint32_t)slot);
 		int cpu = cpu_from_apic_id(acpi_cpu_hotplug_slot_apic_id((uint32_t)slot));
 
+		/*
+		 * Taken: an SCI that came for this event is answered now, not when the pass ends.
+		 * A client sending requests back to back keeps us in this loop; the watch stayed
+		 * on and reported a false "stuck" once the stream outlasted its bound. A slow
+		 * event is request_op's to report.
+		 */
+		watchdog_op_end(&sci_op);
+
 		if (f & ACPI_CPU_HOTPLUG_INSERT)
 			insert((uint32_t)slot, cpu);
 		else if (f & ACPI_CPU_HOTPLUG_REMOVE)

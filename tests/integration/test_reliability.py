@@ -165,3 +165,31 @@ def test_seven_cpus_come_and_go_on_a_loaded_host(tmp_path):
         for h in hogs:
             h.kill()
             h.wait()
+
+
+def test_back_to_back_hotplug_is_not_reported_stuck(tmp_path):
+    # A client that sends each device_add/device_del as soon as the last one is answered
+    # keeps the guest's hotplug driver in one pass over the events (it takes the ones that
+    # arrive meanwhile). The watch on "an SCI the thread has not taken" must end when the
+    # thread takes the SCI's event, not when the pass ends: it used to report a false
+    # "stuck" once the stream lasted longer than the bound (2 s here).
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "1,maxcpus=4", "--qmp", path, "--append", "watchdog.bound_s=2")
+    with vm:
+        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        wait_socket(path)
+        with Qmp(path) as q:
+            ops, end = 0, time.monotonic() + 8
+            while time.monotonic() < end or ops < 60:
+                for core in (1, 2, 3):
+                    q.cmd("device_add", cpu_args(core))
+                    ev = q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
+                    assert ev["data"]["info"]["status"] == 0, (ev, vm.transcript())
+                for core in (3, 2, 1):
+                    q.cmd("device_del", {"id": f"cpu{core}"})
+                    q.wait_event("DEVICE_DELETED", 3 * BOOT_TIMEOUT)
+                    q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
+                ops += 6
+            q.cmd("quit")
+        assert vm.wait_exit() == 0, vm.transcript()
+        assert not vm.lines(r"BUG:"), vm.transcript()
