@@ -49,6 +49,7 @@ struct hp_percpu {
 	int result; /* of the work, for the control side */
 	struct completion done; /* the work is finished */
 	int dead; /* stored last by the dying CPU (arch_cpu_dead) */
+	int start_failed; /* a STARTING step failed: `done` says so before `dead` */
 	bool announced; /* printed "cpu N: online" once */
 };
 
@@ -124,6 +125,7 @@ static int op_kick(struct cpuhp_engine *e, unsigned cpu)
 	(void)e;
 	WRITE_ONCE(cpu_table[cpu]->dying, 0); /* the struct cpu outlives each life */
 	__atomic_store_n(&p->dead, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->start_failed, 0, __ATOMIC_RELAXED);
 	p->result = 0;
 	p->work = HP_WORK_NONE;
 	reinit_completion(&p->done);
@@ -133,22 +135,26 @@ static int op_kick(struct cpuhp_engine *e, unsigned cpu)
 static int op_wait_up(struct cpuhp_engine *e, unsigned cpu)
 {
 	struct hp_percpu *p = &hpc[cpu];
-	uint64_t deadline = arch_now_ns() + CPUHP_START_TIMEOUT, nap = 20000;
 
-	for (;;) {
-		if (wait_for_completion_timeout(&p->done, nap))
+	/*
+	 * One sleep: the CPU's hotplug thread completes `done` at its target (or when a step
+	 * failed), and a STARTING failure completes it before the CPU reports itself dead. (This
+	 * used to poll with naps from 20 us up for the failure's `dead` flag: a dozen wake-ups
+	 * per bring-up, 10% of a hot-add's guest instructions on the waiting CPU.)
+	 */
+	if (wait_for_completion_timeout(&p->done, CPUHP_START_TIMEOUT)) {
+		if (!__atomic_load_n(&p->start_failed, __ATOMIC_ACQUIRE))
 			return p->result; /* its hotplug thread got to the target, or failed */
-		if (__atomic_load_n(&p->dead, __ATOMIC_ACQUIRE))
-			return p->result ? p->result : -EIO; /* a STARTING step failed */
-		if (arch_now_ns() > deadline) {
-			pr_warn("cpu %u: did not come online within 10 s (state %s)\n", cpu,
-				cpuhp_state_name(e, e->cpus[cpu].state));
-			arch_cpu_dead_cleanup(cpu); /* a late start finds no stack and halts */
-			return -ETIMEDOUT;
-		}
-		if (nap < 5000000)
-			nap *= 2;
+		/* A STARTING step failed: it is a few instructions from dead; its stack is ours
+		 * to free only then. */
+		if (!wait_flag(&p->dead, CPUHP_DEATH_TIMEOUT))
+			pr_warn("cpu %u: failed to start and did not report itself dead\n", cpu);
+		return p->result ? p->result : -EIO;
 	}
+	pr_warn("cpu %u: did not come online within 10 s (state %s)\n", cpu,
+		cpuhp_state_name(e, e->cpus[cpu].state));
+	arch_cpu_dead_cleanup(cpu); /* a late start finds no stack and halts */
+	return -ETIMEDOUT;
 }
 
 static int run_on_thread(unsigned cpu, int work, int state, bool up)
@@ -263,6 +269,8 @@ __noreturn void cpuhp_ap_entry(unsigned cpu)
 
 	if (ret) {
 		p->result = ret;
+		__atomic_store_n(&p->start_failed, 1, __ATOMIC_RELEASE);
+		complete(&p->done); /* the control thread then waits for `dead` */
 		arch_cpu_dead(&p->dead); /* nothing of ours is left to undo */
 	}
 	__atomic_store_n(&p->work, HP_WORK_WALK, __ATOMIC_RELEASE);
