@@ -24,7 +24,7 @@ static unsigned nr_reports; /* reports finished since boot */
 
 /* The report being built, on the NMI stack: the lines, then written in one go. */
 struct report {
-	char text[4 * NMI_LINE];
+	char text[5 * NMI_LINE];
 	size_t len;
 };
 
@@ -119,7 +119,7 @@ static void report_rq(struct report *r, struct cpu *c)
 	     (unsigned)READ_ONCE(c->preempt_count), (unsigned long)READ_ONCE(c->nr_irqs));
 }
 
-void nmi_report(uint64_t rip, bool irqs_on)
+void nmi_report(uint64_t rip, bool irqs_on, const uint64_t *frames, unsigned nr_frames)
 {
 	struct cpu *c = raw_this_cpu(); /* NMI context: not migratable */
 	int me = (int)c->id;
@@ -146,6 +146,16 @@ void nmi_report(uint64_t rip, bool irqs_on)
 		emit(&r, c->id, "lapic: %s", lapic);
 		report_timers(&r, c, now);
 		report_rq(&r, c);
+	}
+	if (nr_frames) { /* where the interrupted code was called from (frame pointers) */
+		char line[NMI_FRAMES * 19 + 8];
+		size_t len = 0;
+		unsigned i;
+
+		for (i = 0; i < nr_frames && len < sizeof(line); i++)
+			len += (size_t)snprintf(line + len, sizeof(line) - len, " %#lx",
+						(unsigned long)frames[i]);
+		emit(&r, c->id, "called from%s", line);
 	}
 	locked = report_lock(me);
 	console_write_nmi(r.text, r.len);

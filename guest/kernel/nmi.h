@@ -19,7 +19,8 @@
  * context only (the arch's NMI handler): it takes no lock another context could hold, and
  * waits at most NMI_REPORT_WAIT_NS for any one other CPU's report to finish.
  */
-void nmi_report(uint64_t rip, bool irqs_on);
+#define NMI_FRAMES 8 /* return addresses of the interrupted code the report shows */
+void nmi_report(uint64_t rip, bool irqs_on, const uint64_t *frames, unsigned nr_frames);
 
 /*
  * An NMI to every CPU, this one included, then wait until the CPUs online at the call

@@ -269,6 +269,7 @@ void __schedule(enum sched_mode mode)
 		arch_cpu_relax();
 	next->on_cpu = 1;
 	next->cpu = smp_processor_id();
+	next->switch_in_tsc = arch_tsc();
 	arch_context_switch(&prev->ctx, &next->ctx);
 	/* prev runs again here, maybe on another CPU. */
 	sched_finish_switch();

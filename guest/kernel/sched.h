@@ -70,6 +70,7 @@ struct thread {
 	unsigned nr_pi_locks;
 	struct list_head pi_node; /* on an RT local_lock's waiter list */
 	uint64_t wakeup_tsc; /* when it was last made runnable */
+	uint64_t switch_in_tsc; /* when it last got a CPU (for hang reports) */
 	uint64_t sleep_deadline_ns; /* sleeping until then at the latest (0: no deadline) */
 	uint64_t hung_reported_ns; /* the deadline the hung-task check reported it for */
 	uint64_t nr_switches;

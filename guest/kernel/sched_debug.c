@@ -107,13 +107,21 @@ uint64_t sched_stuck_ns(uint64_t now_tsc, struct thread **curr)
 	return arch_tsc_to_ns(now_tsc - since);
 }
 
+/* Milliseconds from a TSC stamp to now (-1: never). */
+static long ms_ago(uint64_t tsc, uint64_t now)
+{
+	return !tsc ? -1L : tsc > now ? 0L : (long)(arch_tsc_to_ns(now - tsc) / 1000000);
+}
+
 void sched_dump_threads(void)
 {
+	uint64_t now = arch_tsc();
 	static const char *const states[] = { "new",	 "runnable", "sleeping",
 					      "blocked", "parked",   "dead" };
 	unsigned long flags = spin_lock_irqsave(&sched_threads_lock);
 	struct thread *t;
 
+	now = arch_tsc();
 	/* Racy reads of other CPUs' threads: a snapshot for a human (or a hang report). */
 	list_for_each_entry(t, &sched_threads, all_node) {
 		int s = READ_ONCE(t->state);
@@ -128,9 +136,13 @@ void sched_dump_threads(void)
 		for (i = 0; i < n; i++)
 			len += (size_t)snprintf(bt + len, sizeof(bt) - len, " %lx",
 						(unsigned long)pcs[i]);
-		printk("thread %s: %s cpu %u pinned %d prio %d/%d on_cpu %d queued %d:%s\n",
+		printk("thread %s: %s cpu %u pinned %d prio %d/%d on_cpu %d queued %d "
+		       "(ran %ld ms ago, woken %ld ms ago, %lu switches):%s\n",
 		       t->name, s >= 0 && s <= THREAD_DEAD ? states[s] : "?", t->cpu, t->pinned,
-		       t->rq.prio, t->base_prio, READ_ONCE(t->on_cpu), t->rq.queued, bt);
+		       t->rq.prio, t->base_prio, READ_ONCE(t->on_cpu), t->rq.queued,
+		       ms_ago(READ_ONCE(t->switch_in_tsc), now),
+		       ms_ago(READ_ONCE(t->wakeup_tsc), now),
+		       (unsigned long)READ_ONCE(t->nr_switches), bt);
 	}
 	spin_unlock_irqrestore(&sched_threads_lock, flags);
 }

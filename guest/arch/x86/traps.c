@@ -42,6 +42,25 @@ static bool in_kernel(uint64_t addr)
 	       addr < (uint64_t)(uintptr_t)__kernel_end;
 }
 
+/* The return addresses of the frame chain from rbp (at most n), on the checks below. */
+static unsigned frame_walk(uint64_t rbp, uint64_t *out, unsigned n)
+{
+	unsigned depth = 0;
+
+	while (depth < n && rbp && !(rbp & 7) && rbp < (1ull << 32)) {
+		uint64_t next = ((uint64_t *)(uintptr_t)rbp)[0];
+		uint64_t ret = ((uint64_t *)(uintptr_t)rbp)[1];
+
+		if (!in_kernel(ret))
+			break;
+		out[depth++] = ret;
+		if (next <= rbp)
+			break;
+		rbp = next;
+	}
+	return depth;
+}
+
 /*
  * Walk saved frame pointers while they stay on a sane, 8-byte-aligned stack; print the
  * trace as one line (one printk: other CPUs' output cannot land in the middle).
@@ -102,7 +121,10 @@ void trap_exception(struct trap_frame *f)
 		if (panic_in_progress())
 			halt_forever();
 		/* ... and how the host (inject-nmi) or the watchdog asks for a report. */
-		nmi_report(f->rip, f->rflags & (1u << 9)); /* RFLAGS.IF */
+		uint64_t frames[NMI_FRAMES];
+		unsigned n = frame_walk(f->rbp, frames, NMI_FRAMES);
+
+		nmi_report(f->rip, f->rflags & (1u << 9), frames, n); /* RFLAGS.IF */
 		return;
 	}
 	panic_enter();
