@@ -137,6 +137,9 @@ static const struct {
 	/* QMP inject-nmi: each vCPU thread checks it has started, then injects into itself */
 	{ KVM_GET_MP_STATE, V },
 	{ KVM_NMI, V },
+	/* ... and a direct start drops an NMI still queued for the CPU's past life */
+	{ KVM_GET_VCPU_EVENTS, V },
+	{ KVM_SET_VCPU_EVENTS, V },
 	/* hot-add: a new vCPU (vcpu.c:vcpu_create) or a parked one reset (vcpu_reset_for_sipi) */
 	{ KVM_CREATE_VCPU, M },
 	{ KVM_GET_TSC_KHZ, M },

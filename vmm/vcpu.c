@@ -142,6 +142,26 @@ static void apply_direct_start(struct vcpu *v)
 		return;
 	if (regs_setup_long_mode(v->fd, &r) < 0 || ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0)
 		goto fail;
+	/*
+	 * A start is INIT and SIPI in one, and INIT drops a pending NMI (KVM's reset clears
+	 * it too): one queued for the CPU's past life (inject-nmi racing the start) would be
+	 * taken at the entry's first instruction, before the guest has an IDT: a triple fault.
+	 */
+	atomic_store(&v->nmi_pending, false);
+	{
+		struct kvm_vcpu_events ev;
+
+		if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+			goto fail;
+		if (ev.nmi.pending || ev.nmi.injected) {
+			ev.nmi.pending = 0;
+			ev.nmi.injected = 0;
+			ev.flags = KVM_VCPUEVENT_VALID_NMI_PENDING;
+			if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+				goto fail;
+			log_info("vCPU %d: a pending NMI dropped at its start", v->id);
+		}
+	}
 	log_info("vCPU %d: direct start at %#llx", v->id, (unsigned long long)r.entry);
 	return;
 fail:
