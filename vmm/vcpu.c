@@ -153,13 +153,16 @@ static void apply_direct_start(struct vcpu *v)
 
 		if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
 			goto fail;
-		if (ev.nmi.pending || ev.nmi.injected) {
+		/* Masked too: an NMI taken by the past life's halt loop, its handler cut off
+		 * by this start, would block NMIs until the new life's first IRET. */
+		if (ev.nmi.pending || ev.nmi.injected || ev.nmi.masked) {
 			ev.nmi.pending = 0;
 			ev.nmi.injected = 0;
-			ev.flags = KVM_VCPUEVENT_VALID_NMI_PENDING;
+			ev.nmi.masked = 0;
+			ev.flags |= KVM_VCPUEVENT_VALID_NMI_PENDING;
 			if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
 				goto fail;
-			log_info("vCPU %d: a pending NMI dropped at its start", v->id);
+			log_info("vCPU %d: NMI state of its past life cleared at its start", v->id);
 		}
 	}
 	log_info("vCPU %d: direct start at %#llx", v->id, (unsigned long long)r.entry);

@@ -37,6 +37,7 @@ CMDLINE_PARAM(fail, .name = "cpuhp.fail", .kind = CMDLINE_STRING);
 #define CPUHP_THREAD_PRIO   98 /* above every workload; the RT timer thread is 97 */
 #define CPUHP_START_TIMEOUT 10000000000ull /* Linux waits 10 s for a CPU to come alive */
 #define CPUHP_DEATH_TIMEOUT 10000000000ull
+#define CPUHP_DEAD_POLL	    50000000ull /* a bring-up looks for a STARTING failure this often */
 
 enum hp_work { HP_WORK_NONE, HP_WORK_WALK, HP_WORK_INVOKE };
 
@@ -49,7 +50,6 @@ struct hp_percpu {
 	int result; /* of the work, for the control side */
 	struct completion done; /* the work is finished */
 	int dead; /* stored last by the dying CPU (arch_cpu_dead) */
-	int start_failed; /* a STARTING step failed: `done` says so before `dead` */
 	bool announced; /* printed "cpu N: online" once */
 };
 
@@ -125,7 +125,6 @@ static int op_kick(struct cpuhp_engine *e, unsigned cpu)
 	(void)e;
 	WRITE_ONCE(cpu_table[cpu]->dying, 0); /* the struct cpu outlives each life */
 	__atomic_store_n(&p->dead, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&p->start_failed, 0, __ATOMIC_RELAXED);
 	p->result = 0;
 	p->work = HP_WORK_NONE;
 	reinit_completion(&p->done);
@@ -135,21 +134,26 @@ static int op_kick(struct cpuhp_engine *e, unsigned cpu)
 static int op_wait_up(struct cpuhp_engine *e, unsigned cpu)
 {
 	struct hp_percpu *p = &hpc[cpu];
+	uint64_t deadline = arch_now_ns() + CPUHP_START_TIMEOUT;
 
 	/*
-	 * One sleep: the CPU's hotplug thread completes `done` at its target (or when a step
-	 * failed), and a STARTING failure completes it before the CPU reports itself dead. (This
-	 * used to poll with naps from 20 us up for the failure's `dead` flag: a dozen wake-ups
-	 * per bring-up, 10% of a hot-add's guest instructions on the waiting CPU.)
+	 * The CPU's hotplug thread completes `done` at its target (or when an ONLINE step
+	 * failed) and wakes us. A failed STARTING step cannot: the CPU may not have its LAPIC
+	 * or IDT yet (arch:starting sets them up), so it only stores `dead`, which we look at
+	 * every CPUHP_DEAD_POLL. (Naps from 20 us up, as this used to poll, cost a dozen
+	 * wake-ups per bring-up: 10% of a hot-add's guest instructions on this CPU.)
 	 */
-	if (wait_for_completion_timeout(&p->done, CPUHP_START_TIMEOUT)) {
-		if (!__atomic_load_n(&p->start_failed, __ATOMIC_ACQUIRE))
+	for (;;) {
+		uint64_t now = arch_now_ns(), nap = CPUHP_DEAD_POLL;
+
+		if (now >= deadline)
+			break;
+		if (deadline - now < nap)
+			nap = deadline - now;
+		if (wait_for_completion_timeout(&p->done, nap))
 			return p->result; /* its hotplug thread got to the target, or failed */
-		/* A STARTING step failed: it is a few instructions from dead; its stack is ours
-		 * to free only then. */
-		if (!wait_flag(&p->dead, CPUHP_DEATH_TIMEOUT))
-			pr_warn("cpu %u: failed to start and did not report itself dead\n", cpu);
-		return p->result ? p->result : -EIO;
+		if (__atomic_load_n(&p->dead, __ATOMIC_ACQUIRE))
+			return p->result ? p->result : -EIO; /* a STARTING step failed */
 	}
 	pr_warn("cpu %u: did not come online within 10 s (state %s)\n", cpu,
 		cpuhp_state_name(e, e->cpus[cpu].state));
@@ -269,8 +273,6 @@ __noreturn void cpuhp_ap_entry(unsigned cpu)
 
 	if (ret) {
 		p->result = ret;
-		__atomic_store_n(&p->start_failed, 1, __ATOMIC_RELEASE);
-		complete(&p->done); /* the control thread then waits for `dead` */
 		arch_cpu_dead(&p->dead); /* nothing of ours is left to undo */
 	}
 	__atomic_store_n(&p->work, HP_WORK_WALK, __ATOMIC_RELEASE);

@@ -497,7 +497,8 @@ static __attribute__((noinline)) void release_slow(struct lockdep_task *t, struc
 	for (j = i; j + 1 < (int)t->depth; j++)
 		t->held[j] = t->held[j + 1];
 	barrier();
-	t->depth--;
+	if (--t->depth == 0)
+		t->recursed = false; /* nothing held: the fast path is exact again */
 	stat_inc(releases);
 	if (!exclusive || __atomic_load_n(&map->holder, __ATOMIC_RELAXED) != t)
 		return;

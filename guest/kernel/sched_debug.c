@@ -115,7 +115,7 @@ static long ms_ago(uint64_t tsc, uint64_t now)
 
 void sched_dump_threads(void)
 {
-	uint64_t now = arch_tsc();
+	uint64_t now;
 	static const char *const states[] = { "new",	 "runnable", "sleeping",
 					      "blocked", "parked",   "dead" };
 	unsigned long flags = spin_lock_irqsave(&sched_threads_lock);

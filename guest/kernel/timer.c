@@ -505,8 +505,12 @@ int timers_dead_cpu(unsigned int cpu)
 		wheel_forward(&b->wheel[i], now); /* placed against now, as local_op() */
 		moved += wheel_migrate(&b->wheel[i], &dead->wheel[i]);
 	}
-	/* Collected but never run: queue them here, expiries unchanged (they are due). */
-	while ((wt = wheel_list_pop(&dead->expired))) {
+	/*
+	 * Collected but never run: queue them here, expiries unchanged (they are due). Taken,
+	 * not popped: a popped timer reads idle until wheel_add(), and a timer_delete_sync()
+	 * elsewhere would return in between and find it armed again afterwards.
+	 */
+	while ((wt = wheel_list_take(&dead->expired))) {
 		struct timer_list *t = container_of(wt, struct timer_list, wt);
 
 		t->wt.flags = (t->wt.flags & ~TIMER_CPUMASK) | self;

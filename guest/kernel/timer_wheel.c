@@ -407,6 +407,16 @@ void wheel_stats_accumulate(struct wheel_stats *sum, const struct wheel_stats *s
 	sum->clamped += s->clamped;
 }
 
+struct wheel_timer *wheel_list_take(struct wheel_list *l)
+{
+	struct wheel_node *n = l->first;
+
+	if (!n)
+		return NULL;
+	node_unlink(n); /* state stays EXPIRED: pending until the caller queues it */
+	return node_timer(n);
+}
+
 struct wheel_timer *wheel_list_pop(struct wheel_list *l)
 {
 	struct wheel_node *n = l->first;

@@ -286,4 +286,11 @@ static inline struct wheel_timer *wheel_list_first(const struct wheel_list *l)
  */
 struct wheel_timer *wheel_list_pop(struct wheel_list *l);
 
+/*
+ * wheel_list_take - detach the first timer of l but leave it pending (EXPIRED), for a caller
+ * that queues it again at once with wheel_add() under the same lock (moving a dead CPU's
+ * collected timers): a lockless reader never sees it idle in between. NULL if l is empty.
+ */
+struct wheel_timer *wheel_list_take(struct wheel_list *l);
+
 #endif

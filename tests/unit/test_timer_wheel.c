@@ -1241,7 +1241,40 @@ static void test_stats_accumulate(void **state)
 	assert_true(a.clamped == 3);
 }
 
-UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_constants), cmocka_unit_test(test_header_table),
+/* A timer moved from an expired list to a wheel stays pending all the way (timers_dead_cpu). */
+static void test_list_take_keeps_it_pending(void **state)
+{
+	struct timer_wheel a, b;
+	struct wheel_timer t, u;
+	struct wheel_list l;
+
+	(void)state;
+	wheel_init(&a, 100);
+	wheel_init(&b, 100);
+	wheel_timer_init(&t);
+	wheel_timer_init(&u);
+	wheel_list_init(&l);
+	wheel_add(&a, &t, 105);
+	wheel_add(&a, &u, 105);
+	assert_int_equal(wheel_collect(&a, 200, &l), 2);
+	assert_true(wheel_timer_pending(&t) && wheel_timer_pending(&u));
+	assert_ptr_equal(wheel_list_take(&l), &u);
+	assert_true(wheel_timer_pending(&u)); /* taken: still pending, unlike a pop */
+	wheel_add(&b, &u, u.expires);
+	assert_int_equal(u.state, WHEEL_TIMER_QUEUED);
+	assert_ptr_equal(wheel_list_take(&l), &t);
+	assert_true(wheel_timer_pending(&t));
+	wheel_add(&b, &t, t.expires);
+	assert_null(wheel_list_take(&l));
+	assert_true(wheel_list_empty(&l));
+	/* Queued on b by their expiry: b's collect returns them there. */
+	assert_int_equal(wheel_collect(&b, 200, &l), 2);
+	assert_true(wheel_del(&b, &t) && wheel_del(&b, &u));
+	assert_false(wheel_timer_pending(&t) || wheel_timer_pending(&u));
+}
+
+UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_constants),
+	  cmocka_unit_test(test_list_take_keeps_it_pending), cmocka_unit_test(test_header_table),
 	  cmocka_unit_test(test_worked_examples), cmocka_unit_test(test_never_early_every_delta),
 	  cmocka_unit_test(test_collect_step_by_step),
 	  cmocka_unit_test(test_add_cancel_every_level), cmocka_unit_test(test_rearm_fast_path),

@@ -47,7 +47,7 @@ static unsigned frame_walk(uint64_t rbp, uint64_t *out, unsigned n)
 {
 	unsigned depth = 0;
 
-	while (depth < n && rbp && !(rbp & 7) && rbp < (1ull << 32)) {
+	while (depth < n && rbp && !(rbp & 7) && rbp <= (1ull << 32) - 16) {
 		uint64_t next = ((uint64_t *)(uintptr_t)rbp)[0];
 		uint64_t ret = ((uint64_t *)(uintptr_t)rbp)[1];
 
@@ -72,7 +72,7 @@ static void backtrace_from(uint64_t rbp, uint64_t rip)
 	int depth;
 
 	len = (size_t)snprintf(line, sizeof(line), "  backtrace: %#lx", (unsigned long)rip);
-	for (depth = 0; depth < 16 && rbp && !(rbp & 7) && rbp < (1ull << 32); depth++) {
+	for (depth = 0; depth < 16 && rbp && !(rbp & 7) && rbp <= (1ull << 32) - 16; depth++) {
 		uint64_t next = ((uint64_t *)(uintptr_t)rbp)[0];
 		uint64_t ret = ((uint64_t *)(uintptr_t)rbp)[1];
 
