@@ -125,6 +125,32 @@ fail:
 	return -err;
 }
 
+/*
+ * A start is INIT and SIPI in one, and INIT clears the NMI state (KVM's reset does too): an
+ * NMI queued for the CPU's past life (inject-nmi racing the start) would be taken at the
+ * entry's first instruction, before the guest has an IDT (a triple fault), and one taken by
+ * the past life's halt loop, its handler cut off by the start, would block NMIs until the
+ * new life's first IRET. vCPU thread.
+ */
+static int drop_nmi_state(struct vcpu *v)
+{
+	struct kvm_vcpu_events ev;
+
+	atomic_store(&v->nmi_pending, false);
+	if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
+		return -1;
+	if (!ev.nmi.pending && !ev.nmi.injected && !ev.nmi.masked)
+		return 0;
+	ev.nmi.pending = 0;
+	ev.nmi.injected = 0;
+	ev.nmi.masked = 0;
+	ev.flags |= KVM_VCPUEVENT_VALID_NMI_PENDING;
+	if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
+		return -1;
+	log_info("vCPU %d: NMI state of its past life cleared at its start", v->id);
+	return 0;
+}
+
 /* A pending direct start: 64-bit mode at the guest's entry (plugvm_abi.h). vCPU thread. */
 static void apply_direct_start(struct vcpu *v)
 {
@@ -142,29 +168,8 @@ static void apply_direct_start(struct vcpu *v)
 		return;
 	if (regs_setup_long_mode(v->fd, &r) < 0 || ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0)
 		goto fail;
-	/*
-	 * A start is INIT and SIPI in one, and INIT drops a pending NMI (KVM's reset clears
-	 * it too): one queued for the CPU's past life (inject-nmi racing the start) would be
-	 * taken at the entry's first instruction, before the guest has an IDT: a triple fault.
-	 */
-	atomic_store(&v->nmi_pending, false);
-	{
-		struct kvm_vcpu_events ev;
-
-		if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) < 0)
-			goto fail;
-		/* Masked too: an NMI taken by the past life's halt loop, its handler cut off
-		 * by this start, would block NMIs until the new life's first IRET. */
-		if (ev.nmi.pending || ev.nmi.injected || ev.nmi.masked) {
-			ev.nmi.pending = 0;
-			ev.nmi.injected = 0;
-			ev.nmi.masked = 0;
-			ev.flags |= KVM_VCPUEVENT_VALID_NMI_PENDING;
-			if (ioctl(v->fd, KVM_SET_VCPU_EVENTS, &ev) < 0)
-				goto fail;
-			log_info("vCPU %d: NMI state of its past life cleared at its start", v->id);
-		}
-	}
+	if (drop_nmi_state(v) < 0)
+		goto fail;
 	log_info("vCPU %d: direct start at %#llx", v->id, (unsigned long long)r.entry);
 	return;
 fail:
@@ -577,7 +582,7 @@ static void *vcpu_thread(void *arg)
 			break;
 		if (pass_gate(v))
 			continue;
-		apply_nmi(v); /* first: a start applied now would leave the NMI to its entry */
+		apply_nmi(v); /* first: a start applied after it clears it, as INIT does */
 		apply_direct_start(v);
 		/* A kick during the stall sets immediate_exit: KVM_RUN returns at once. */
 		chaos_vcpu_stall(v->vm->chaos, (unsigned)v->id, &v->stop);

@@ -509,14 +509,13 @@ SELFTEST("timer_delete_sync_down", test_timer_delete_sync_down);
  */
 struct expiry_sync {
 	struct timer_list t;
-	volatile int entered, finished;
+	volatile int finished;
 };
 
 static void expiry_sync_fn(struct timer_list *t)
 {
 	struct expiry_sync *e = container_of(t, struct expiry_sync, t);
 
-	e->entered = 1;
 	e->finished = 1;
 }
 

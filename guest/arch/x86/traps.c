@@ -42,7 +42,11 @@ static bool in_kernel(uint64_t addr)
 	       addr < (uint64_t)(uintptr_t)__kernel_end;
 }
 
-/* The return addresses of the frame chain from rbp (at most n), on the checks below. */
+/*
+ * The return addresses of the frame chain from rbp (at most n): saved frame pointers followed
+ * while they stay 8-byte aligned, below 4 GiB (identity-mapped, both words readable), going
+ * up the stack, with return addresses inside the kernel.
+ */
 static unsigned frame_walk(uint64_t rbp, uint64_t *out, unsigned n)
 {
 	unsigned depth = 0;
@@ -61,29 +65,19 @@ static unsigned frame_walk(uint64_t rbp, uint64_t *out, unsigned n)
 	return depth;
 }
 
-/*
- * Walk saved frame pointers while they stay on a sane, 8-byte-aligned stack; print the
- * trace as one line (one printk: other CPUs' output cannot land in the middle).
- */
+/* Print rip and the frame chain from rbp as one line (one printk: other CPUs' output cannot
+ * land in the middle). */
 static void backtrace_from(uint64_t rbp, uint64_t rip)
 {
 	char line[16 + 17 * 19];
+	uint64_t frames[16];
+	unsigned n = frame_walk(rbp, frames, 16), i;
 	size_t len;
-	int depth;
 
 	len = (size_t)snprintf(line, sizeof(line), "  backtrace: %#lx", (unsigned long)rip);
-	for (depth = 0; depth < 16 && rbp && !(rbp & 7) && rbp <= (1ull << 32) - 16; depth++) {
-		uint64_t next = ((uint64_t *)(uintptr_t)rbp)[0];
-		uint64_t ret = ((uint64_t *)(uintptr_t)rbp)[1];
-
-		if (!in_kernel(ret) || len >= sizeof(line))
-			break;
-		len +=
-		    (size_t)snprintf(line + len, sizeof(line) - len, " %#lx", (unsigned long)ret);
-		if (next <= rbp)
-			break;
-		rbp = next;
-	}
+	for (i = 0; i < n && len < sizeof(line); i++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %#lx",
+					(unsigned long)frames[i]);
 	printk("%s\n", line);
 }
 
