@@ -133,6 +133,7 @@ void hrtimer_start(struct hrtimer *t, uint64_t ns, enum hrtimer_mode mode)
 {
 	struct hrtimer_base *b;
 	unsigned long flags;
+	bool was_first = false;
 
 	if (mode == HRTIMER_REL)
 		ns += arch_now_ns();
@@ -153,12 +154,14 @@ void hrtimer_start(struct hrtimer *t, uint64_t ns, enum hrtimer_mode mode)
 	b = this_base();
 	local_lock_irqs_off(&b->lock);
 	if (tq_queued(&t->node) && t->cpu == (int)smp_processor_id())
-		tq_del(&b->queue, &t->node);
+		was_first = tq_del(&b->queue, &t->node);
 	t->node.expires = ns;
 	t->cancelled = false;
 	WRITE_ONCE(t->cpu, (int)smp_processor_id());
 	b->stats.started++;
-	if (tq_add(&b->queue, &t->node))
+	/* First now, or first before and pushed back: the clock event follows the queue head
+	 * (left at the old head, it would fire early, for nothing). */
+	if (tq_add(&b->queue, &t->node) || was_first)
 		reprogram(b);
 	local_unlock_irqs_off(&b->lock);
 	arch_irq_restore(flags);

@@ -468,7 +468,9 @@ __noreturn void sched_idle(void)
 			tick_idle_enter(); /* no tick while nothing is due */
 			arch_safe_halt();
 			arch_irq_disable();
-			tick_idle_exit();
+			/* Woken for nothing, the tick stays stopped: see tick_idle_enter(). */
+			if (need_resched() || !llist_empty(&rq->wake_list))
+				tick_idle_exit();
 			arch_irq_enable();
 		} else {
 			arch_irq_enable();

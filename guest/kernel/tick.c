@@ -66,28 +66,59 @@ static void clock_event_irq(unsigned vector, void *arg)
 	hrtimer_interrupt();
 }
 
+uint64_t tick_idle_delay_ns;
+
+/* Fault injection (selftests): a slow idle entry, as a preempted or emulated vCPU has. */
+static void idle_delay(void)
+{
+	uint64_t ns = READ_ONCE(tick_idle_delay_ns), until;
+
+	if (!ns)
+		return;
+	until = arch_now_ns() + ns;
+	while (arch_now_ns() < until)
+		arch_cpu_relax();
+}
+
+/*
+ * Called on every pass of the idle loop, including the ones after an interrupt that woke the
+ * CPU with nothing to run: the tick then stays stopped and is only re-aimed at the wheel's
+ * next expiry, which that interrupt may have changed (Linux's tick_nohz_irq_exit()).
+ * Restarting it on such a wake-up, as tick_idle_exit() does, programs a clock event for
+ * the next jiffy boundary, at most a tick away: when the way back here takes longer than
+ * that (a vCPU descheduled by its host, or CPL0 emulated at ~1.5 M instructions/s), that
+ * interrupt is already latched when the tick is stopped again, wakes the CPU at once, and
+ * the cycle repeats: an idle CPU woken every 2-3 ms (race 20, docs/reliability.md).
+ */
 void tick_idle_enter(void)
 {
 	struct timer_base *b = this_base();
 	uint64_t now, next_hr, next_wheel, next_j;
 
-	if (!b->online || b->tick_stopped)
+	if (!b->online)
 		return;
+	idle_delay();
 	now = arch_now_ns();
 	next_hr = hrtimer_next_expiry_except(&b->tick);
 	next_j = READ_ONCE(b->wheel[0].next_expiry); /* deferrable timers do not wake us */
 	next_wheel = next_j == WHEEL_NO_TIMER ? UINT64_MAX : jiffies_to_ns(next_j);
-	if (timers_due(b, ns_to_jiffies(now)))
+	if (timers_due(b, ns_to_jiffies(now)) ||
+	    (next_hr < UINT64_MAX && next_hr - now <= tick_ns) ||
+	    (next_wheel < UINT64_MAX && next_wheel <= now + tick_ns)) {
+		tick_idle_exit(); /* something is due within a tick: keep (or start) ticking */
 		return;
-	if ((next_hr < UINT64_MAX && next_hr - now <= tick_ns) ||
-	    (next_wheel < UINT64_MAX && next_wheel <= now + tick_ns))
-		return; /* something is due within a tick: keep ticking */
-	b->tick_stopped = true;
-	b->stats.idle_tick_stops++;
-	if (next_wheel < UINT64_MAX)
-		hrtimer_start(&b->tick, next_wheel, HRTIMER_ABS); /* wake for the wheel */
-	else
+	}
+	if (!b->tick_stopped) {
+		b->tick_stopped = true;
+		b->stats.idle_tick_stops++;
+	}
+	if (next_wheel < UINT64_MAX) {
+		/* Wake for the wheel (a pass after a wake-up usually finds it aimed already). */
+		if (!hrtimer_queued(&b->tick) || b->tick.node.expires != next_wheel)
+			hrtimer_start(&b->tick, next_wheel, HRTIMER_ABS);
+	} else if (hrtimer_queued(&b->tick)) {
 		hrtimer_cancel(&b->tick); /* the clock event is left to other hrtimers */
+	}
 }
 
 void tick_idle_exit(void)

@@ -66,6 +66,8 @@ bool timer_pending(const struct timer_list *t);
 /* Fault injection for selftests: ns each wheel timer waits between leaving the wheel and its
  * callback (0, the default, for none). */
 extern uint64_t timer_expiry_delay_ns;
+/* Fault injection for selftests: ns each idle-loop pass spends before stopping the tick. */
+extern uint64_t tick_idle_delay_ns;
 
 /* Per-CPU timer base (in struct cpu). */
 struct timer_cpu_stats {
@@ -101,7 +103,11 @@ struct timer_base {
 /* Interrupt exit, default build: run the timer softirq if raised (interrupts off). */
 void timer_softirq_irq_exit(void);
 
-/* Idle loop hooks (interrupts off): stop the tick if nothing is due; restart it. */
+/*
+ * Idle loop hooks (interrupts off): before each halt, stop the tick if nothing is due within
+ * one (or re-aim the stopped tick at the wheel's next expiry); on leaving idle to run a
+ * thread, restart it.
+ */
 void tick_idle_enter(void);
 void tick_idle_exit(void);
 
