@@ -354,6 +354,7 @@ report_recursion(struct lockdep_task *t, const struct lockdep_held_lock *hl, uns
 				    .held_ip = hl->ip };
 
 	stat_inc(recursion);
+	t->recursed = true; /* its releases take the slow path from now on */
 	if (lockdep_report_first(t, r.type, hl->map, ip))
 		lockdep_deliver(t, &r);
 }
@@ -404,16 +405,22 @@ void lockdep_init_map(struct lockdep_map *map, const char *name)
 /*
  * The checks before taking `map`: recursion, and a dependency on every held lock unless
  * this is a trylock. The fast path is one bitmap test per held lock. Returns map's class.
+ * Inlined into both callers: lockdep_acquire() runs around every lock in the debug build
+ * (twice per timer tick), and on an emulated guest CPU each instruction here counts.
  */
-static uint32_t check_acquire(struct lockdep_task *t, struct lockdep_map *map, unsigned flags,
-			      unsigned long ip)
+static __attribute__((always_inline)) inline uint32_t
+check_acquire(struct lockdep_task *t, struct lockdep_map *map, unsigned flags, unsigned long ip)
 {
 	uint32_t key = map_class(t, map, ip);
-	bool ordered = key_live(key) && !(flags & LOCKDEP_TRYLOCK);
-	unsigned i, b = key_index(key);
+	uint32_t gen = __atomic_load_n(&class_gen, __ATOMIC_RELAXED);
+	bool ordered = key && key >> 16 == gen && !(flags & LOCKDEP_TRYLOCK);
+	unsigned i, b = key_index(key), depth = t->depth;
+	const uint64_t *col = &adj[0][b / 64];
+	uint64_t bit = 1ull << (b % 64);
 
-	for (i = 0; i < t->depth; i++) {
+	for (i = 0; i < depth; i++) {
 		const struct lockdep_held_lock *hl = &t->held[i];
+		uint32_t hk = hl->class_key;
 
 		if (unlikely(hl->map == map)) {
 			if (!(flags & hl->flags & LOCKDEP_READ))
@@ -421,11 +428,23 @@ static uint32_t check_acquire(struct lockdep_task *t, struct lockdep_map *map, u
 			continue;
 		}
 		/* Same-class nesting (two run queues, say) is the caller's to order. */
-		if (ordered && key_live(hl->class_key) && hl->class_key != key &&
-		    unlikely(!dep_known(key_index(hl->class_key), b)))
-			dep_add(t, hl, map, key_index(hl->class_key), b, ip);
+		if (ordered && hk >> 16 == gen && hk && hk != key &&
+		    unlikely(!(__atomic_load_n(&col[(size_t)key_index(hk) * CLASS_WORDS],
+					       __ATOMIC_RELAXED) &
+			       bit)))
+			dep_add(t, hl, map, key_index(hk), b, ip);
 	}
 	return key;
+}
+
+static __attribute__((noinline)) void note_depth(unsigned depth)
+{
+	uint32_t old = __atomic_load_n(&lockdep_counters.max_depth, __ATOMIC_RELAXED);
+
+	while (depth > old &&
+	       !__atomic_compare_exchange_n(&lockdep_counters.max_depth, &old, depth, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 void lockdep_acquire(struct lockdep_map *map, unsigned flags, unsigned long ip)
@@ -433,35 +452,31 @@ void lockdep_acquire(struct lockdep_map *map, unsigned flags, unsigned long ip)
 	struct lockdep_task *t = task_get();
 	struct lockdep_held_lock *hl;
 	uint32_t key;
+	unsigned depth;
 
 	if (!t)
 		return;
-	if (unlikely(t->depth >= LOCKDEP_MAX_DEPTH)) {
+	depth = t->depth;
+	if (unlikely(depth >= LOCKDEP_MAX_DEPTH)) {
 		report_overflow(t, map, ip);
 		return;
 	}
 	key = check_acquire(t, map, flags, ip);
-	hl = &t->held[t->depth];
+	hl = &t->held[depth];
 	hl->map = map;
 	hl->ip = ip;
 	hl->class_key = key;
 	hl->flags = flags;
 	/* An interrupt sharing this record only ever looks below depth. */
 	barrier();
-	t->depth++;
+	t->depth = ++depth;
 	if (!(flags & LOCKDEP_READ)) {
 		__atomic_store_n(&map->holder, t, __ATOMIC_RELAXED);
 		__atomic_store_n(&map->holder_ip, ip, __ATOMIC_RELAXED);
 	}
 	stat_inc(acquisitions);
-	if (unlikely(t->depth > __atomic_load_n(&lockdep_counters.max_depth, __ATOMIC_RELAXED))) {
-		uint32_t old = __atomic_load_n(&lockdep_counters.max_depth, __ATOMIC_RELAXED);
-
-		while (t->depth > old &&
-		       !__atomic_compare_exchange_n(&lockdep_counters.max_depth, &old, t->depth,
-						    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			;
-	}
+	if (unlikely(depth > __atomic_load_n(&lockdep_counters.max_depth, __ATOMIC_RELAXED)))
+		note_depth(depth);
 }
 
 void lockdep_contended(struct lockdep_map *map, unsigned flags, unsigned long ip)
@@ -472,25 +487,18 @@ void lockdep_contended(struct lockdep_map *map, unsigned flags, unsigned long ip
 		check_acquire(t, map, flags, ip);
 }
 
-void lockdep_release(struct lockdep_map *map, unsigned long ip)
+/* The release of held[i], not the top of the stack, or of a lock held more than once. */
+static __attribute__((noinline)) void release_slow(struct lockdep_task *t, struct lockdep_map *map,
+						   int i)
 {
-	struct lockdep_task *t = task_get();
-	bool exclusive;
-	int i, j;
+	bool exclusive = !(t->held[i].flags & LOCKDEP_READ);
+	int j;
 
-	if (!t)
-		return;
-	i = held_index(t, map);
-	if (unlikely(i < 0)) {
-		stat_inc(bad_release);
-		report_not_held(t, LOCKDEP_REPORT_BAD_RELEASE, map, ip);
-		return;
-	}
-	exclusive = !(t->held[i].flags & LOCKDEP_READ);
 	for (j = i; j + 1 < (int)t->depth; j++)
 		t->held[j] = t->held[j + 1];
 	barrier();
-	t->depth--;
+	if (--t->depth == 0)
+		t->recursed = false; /* nothing held: the fast path is exact again */
 	stat_inc(releases);
 	if (!exclusive || __atomic_load_n(&map->holder, __ATOMIC_RELAXED) != t)
 		return;
@@ -498,6 +506,38 @@ void lockdep_release(struct lockdep_map *map, unsigned long ip)
 		if (t->held[j].map == map && !(t->held[j].flags & LOCKDEP_READ))
 			return; /* still held (a reported recursion) */
 	__atomic_store_n(&map->holder, NULL, __ATOMIC_RELAXED);
+}
+
+void lockdep_release(struct lockdep_map *map, unsigned long ip)
+{
+	struct lockdep_task *t = task_get();
+	unsigned depth;
+	int i;
+
+	if (!t)
+		return;
+	depth = t->depth;
+	/*
+	 * The common case: the lock on top, taken once (a recursion is reported, and only then
+	 * can the same map sit lower in the stack too: release_slow() looks).
+	 */
+	if (likely(depth && t->held[depth - 1].map == map && !t->recursed)) {
+		bool exclusive = !(t->held[depth - 1].flags & LOCKDEP_READ);
+
+		barrier();
+		t->depth = depth - 1;
+		stat_inc(releases);
+		if (exclusive && __atomic_load_n(&map->holder, __ATOMIC_RELAXED) == t)
+			__atomic_store_n(&map->holder, NULL, __ATOMIC_RELAXED);
+		return;
+	}
+	i = held_index(t, map);
+	if (unlikely(i < 0)) {
+		stat_inc(bad_release);
+		report_not_held(t, LOCKDEP_REPORT_BAD_RELEASE, map, ip);
+		return;
+	}
+	release_slow(t, map, i);
 }
 
 bool lockdep_is_held(const struct lockdep_map *map)

@@ -133,6 +133,7 @@ struct lockdep_task {
 	unsigned depth; /* entries used in held[], oldest first */
 	unsigned recursion; /* > 0 while lockdep itself prints: calls are ignored */
 	bool expected; /* a test provokes reports on purpose: they say "expected lockdep:" */
+	bool recursed; /* a recursive acquisition was seen: releases check the whole stack */
 	struct lockdep_held_lock held[LOCKDEP_MAX_DEPTH];
 };
 
