@@ -617,3 +617,131 @@ static int test_timer_delete_sync_expiry(void)
 	return 0;
 }
 SELFTEST("timer_delete_sync_expiry", test_timer_delete_sync_expiry);
+
+/* ---- timer_rearmed_while_running ------------------------------------------------------------ */
+
+/*
+ * A timer re-armed by another CPU while its callback runs on CPU a lands on that other CPU's
+ * wheel. Its callback must still never run on two CPUs at once, and timer_delete_sync() from a
+ * third CPU must wait for the callback on a, not only look at the CPU the timer now belongs
+ * to (Linux keeps such a timer on the running base for both reasons).
+ */
+#define REARM_HOLD_NS 300000000ull
+
+struct rearm {
+	struct timer_list t;
+	volatile int started, hold, finished, fires;
+	int inside, max_inside;
+	uint64_t expires; /* for the helper threads */
+	volatile int sync_saw_finished;
+};
+
+static void rearm_fn(struct timer_list *t)
+{
+	struct rearm *r = container_of(t, struct rearm, t);
+	int in = __atomic_add_fetch(&r->inside, 1, __ATOMIC_SEQ_CST);
+
+	if (in > r->max_inside)
+		r->max_inside = in;
+	if (r->hold) {
+		uint64_t until = arch_now_ns() + REARM_HOLD_NS;
+
+		r->hold = 0;
+		r->started = 1;
+		while (arch_now_ns() < until)
+			arch_cpu_relax();
+		r->finished = 1;
+	}
+	__atomic_sub_fetch(&r->inside, 1, __ATOMIC_SEQ_CST);
+	r->fires++;
+}
+
+static int rearm_mod(void *arg)
+{
+	struct rearm *r = arg;
+
+	mod_timer(&r->t, r->expires);
+	return 0;
+}
+
+static int rearm_sync(void *arg)
+{
+	struct rearm *r = arg;
+
+	timer_delete_sync(&r->t);
+	r->sync_saw_finished = r->finished;
+	return 0;
+}
+
+/* Run fn(r) in a thread on `cpu` and wait for it. */
+static int rearm_run_on(unsigned cpu, int (*fn)(void *), struct rearm *r)
+{
+	struct thread *th = thread_run("rearm", fn, r, 60, (int)cpu);
+
+	if (!th)
+		return -1;
+	thread_join(th);
+	return 0;
+}
+
+/* Arm r on `a` and wait until its callback holds there. */
+static int rearm_start(struct rearm *r, unsigned a)
+{
+	memset(r, 0, sizeof(*r));
+	timer_setup(&r->t, rearm_fn, 0);
+	r->hold = 1;
+	if (timer_add_on(&r->t, jiffies + 1, a))
+		return selftest_fail("timer_add_on cpu %u failed", a);
+	wait_flag(&r->started, 10000);
+	if (!r->started)
+		return selftest_fail("callback never ran on cpu %u", a);
+	return 0;
+}
+
+static int test_timer_rearmed_while_running(void)
+{
+	unsigned me = smp_processor_id(), a = me, b = me, cpu;
+	struct rearm r;
+	uint64_t until;
+	int ret;
+
+	for_each_cpu(cpu, &cpu_online_mask)
+		if (cpu != me && a == me)
+			a = cpu;
+		else if (cpu != me && cpu != a && b == me)
+			b = cpu;
+	if (b == me) {
+		selftest_report("skipped=needs 3 CPUs");
+		return 0;
+	}
+	/* Re-armed on b to expire at once: b must wait for a's callback, not run beside it. */
+	if ((ret = rearm_start(&r, a)))
+		return ret;
+	r.expires = jiffies + 1;
+	if (rearm_run_on(b, rearm_mod, &r))
+		return selftest_fail("thread_run failed");
+	until = arch_now_ns() + 10000000000ull; /* bound against a hang */
+	while (r.fires < 2 && arch_now_ns() < until)
+		sleep_ns(1000000);
+	timer_delete_sync(&r.t);
+	if (r.fires < 2)
+		return selftest_fail("the timer re-armed on cpu %u never fired", b);
+	if (r.max_inside > 1)
+		return selftest_fail("callback ran on cpus %u and %u at once", a, b);
+	/* Re-armed on b for later, deleted from here: the delete waits for a's callback. */
+	if ((ret = rearm_start(&r, a)))
+		return ret;
+	r.expires = jiffies + 100000;
+	if (rearm_run_on(b, rearm_mod, &r) || rearm_run_on(me, rearm_sync, &r))
+		return selftest_fail("thread_run failed");
+	wait_flag(&r.finished, 10000);
+	if (!r.sync_saw_finished)
+		return selftest_fail("timer_delete_sync() returned while the callback still ran on "
+				     "cpu %u (the timer re-armed on cpu %u)",
+				     a, b);
+	if (timer_pending(&r.t))
+		return selftest_fail("timer still pending after timer_delete_sync()");
+	selftest_report("cpus=%u,%u,%u", a, b, me);
+	return 0;
+}
+SELFTEST("timer_rearmed_while_running", test_timer_rearmed_while_running);

@@ -165,6 +165,7 @@ void timer_setup(struct timer_list *t, void (*fn)(struct timer_list *t), unsigne
 	wheel_timer_init(&t->wt);
 	t->wt.flags = flags & TIMER_USER_FLAGS;
 	t->fn = fn;
+	t->last_cpu = -1;
 }
 
 void timer_add(struct timer_list *t, uint64_t expires)
@@ -205,48 +206,69 @@ bool timer_pending(const struct timer_list *t)
 	return wheel_timer_pending(&t->wt);
 }
 
-bool timer_delete_sync(struct timer_list *t)
+/*
+ * The CPU whose base runs t's callback, or has taken t off its wheel to run it; -1 if none.
+ * Racy reads of other CPUs' bases; the caller has made t not pending first.
+ */
+static int callback_cpu(const struct timer_list *t)
 {
-	bool was = timer_delete(t);
-	unsigned cpu = timer_cpu(t);
-	struct timer_base *b;
+	int cpu;
 
 	/* Pairs with run_timers(): a timer seen off its list is seen running. */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	cpu = READ_ONCE(t->last_cpu);
+	if (cpu >= 0 && cpu < NR_CPUS && cpu_table[cpu] && READ_ONCE(cpu_base(cpu)->running) == t)
+		return cpu;
+	cpu = (int)timer_cpu(t);
+	if (cpu < NR_CPUS && cpu_table[cpu] && READ_ONCE(cpu_base(cpu)->running) == t)
+		return cpu;
+	return -1;
+}
 
-	if (cpu >= NR_CPUS || !cpu_table[cpu])
-		return was;
-	b = cpu_base(cpu);
-	if (READ_ONCE(b->running) != t)
-		return was;
-	/* From interrupt context or our own timer thread, this CPU is stable. */
-	if (cpu == raw_smp_processor_id() && (in_interrupt() || current_thread() == b->thread)) {
+/* Wait until `cpu` no longer runs t's callback; returns whether a request deleted t there. */
+static bool wait_callback(struct timer_list *t, int cpu)
+{
+#ifdef CONFIG_PREEMPT_RT
+	/* The timer thread takes requests between callbacks: once ours is done, so is the
+	 * callback (unless it was still waiting to start: run_timers(), the caller looks again). */
+	struct timer_req r = { .op = OP_DEL, .t = t };
+
+	if (call_owner((unsigned)cpu, &r) == 0)
+		return r.result;
+	/*
+	 * The CPU is going down: its timers:online teardown lets the callback finish before the
+	 * CPU goes on (and we may be on that CPU, above the timer thread: let it run).
+	 */
+	while (callback_cpu(t) == cpu)
+		thread_yield_to_lower();
+#else
+	/* The callback runs in another CPU's softirq (ours cannot be interrupted by us). */
+	while (callback_cpu(t) == cpu)
+		arch_cpu_relax();
+#endif
+	return false;
+}
+
+bool timer_delete_sync(struct timer_list *t)
+{
+	bool was = timer_delete(t);
+	/* Read racily: it matters only in interrupt context or our own timer thread, where this
+	 * CPU is stable. */
+	struct timer_base *self = cpu_base(raw_smp_processor_id());
+	int cpu;
+
+	if ((in_interrupt() || current_thread() == self->thread) && READ_ONCE(self->running) == t) {
 		pr_bug("timer_delete_sync() from its own callback\n");
 		return was;
 	}
-#ifdef CONFIG_PREEMPT_RT
-	{
-		/* The timer thread takes requests between callbacks: once ours is done, so is
-		 * the callback. */
-		struct timer_req r = { .op = OP_DEL, .t = t };
-
-		if (call_owner(cpu, &r) == 0) {
-			was |= r.result;
-		} else {
-			/*
-			 * The CPU is going down: its timers:online teardown lets the
-			 * callback finish before the CPU goes on (and we may be on that
-			 * CPU, above the timer thread: let it run).
-			 */
-			while (READ_ONCE(b->running) == t)
-				thread_yield_to_lower();
-		}
+	/*
+	 * A callback that re-armed its timer, or one re-armed elsewhere while it ran (it then
+	 * waits there for this one, see run_timers()): delete again after each wait.
+	 */
+	while ((cpu = callback_cpu(t)) >= 0) {
+		was |= wait_callback(t, cpu);
+		was |= timer_delete(t);
 	}
-#else
-	/* The callback runs in another CPU's softirq (ours cannot be interrupted by us). */
-	while (READ_ONCE(b->running) == t)
-		arch_cpu_relax();
-#endif
 	return was;
 }
 
@@ -264,6 +286,26 @@ static void expiry_delay(void)
 	until = arch_now_ns() + ns;
 	while (arch_now_ns() < until)
 		arch_cpu_relax();
+}
+
+#ifdef CONFIG_PREEMPT_RT
+static void run_requests(struct timer_base *b);
+#endif
+
+/* run_timers() on b: wait until `cpu` has finished t's callback (t is b's, not pending). */
+static void wait_prev_callback(struct timer_base *b, struct timer_list *t, int cpu)
+{
+	(void)b;
+	while (READ_ONCE(cpu_base((unsigned)cpu)->running) == t) {
+#ifdef CONFIG_PREEMPT_RT
+		/* That callback may wait for a request to us: keep serving them. */
+		run_requests(b);
+		thread_yield_to_lower();
+#else
+		arch_cpu_relax();
+#endif
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
 
 static void run_timers(void)
@@ -286,13 +328,23 @@ static void run_timers(void)
 		 * two without our lock, and one that finds the timer no longer pending must find
 		 * it running, or it returns before the callback starts (race 18).
 		 */
+		int prev = t->last_cpu, self = (int)smp_processor_id();
+
 		WRITE_ONCE(b->running, t);
+		WRITE_ONCE(t->last_cpu, self);
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		wheel_list_pop(&b->expired);
 		expiry_delay(); /* fault injection: the callback's start, seen from elsewhere */
 		b->stats.callbacks++;
 		/* The base lock is held only around the wheel, never around a callback. */
 		local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
+		/*
+		 * Re-armed here by another CPU while its callback still ran where it last expired:
+		 * a callback never runs on two CPUs at once, so wait for that one (Linux keeps such
+		 * a timer on the running base instead; ours are touched by their owner only).
+		 */
+		if (prev >= 0 && prev != self)
+			wait_prev_callback(b, t, prev);
 		t->fn(t);
 		local_lock_irqsave(&this_cpu()->tmr.lock, flags);
 		b = this_base();

@@ -39,6 +39,12 @@
 struct timer_list {
 	struct wheel_timer wt;
 	void (*fn)(struct timer_list *t);
+	/*
+	 * The CPU that last took it off its wheel to run the callback (-1: never). Whether the
+	 * callback still runs there is that CPU's base->running. Written before the timer
+	 * leaves the wheel, never after the callback (which may free it).
+	 */
+	int last_cpu;
 };
 
 /* jiffies since boot; HZ is a boot setting (hz=, default 1000). */

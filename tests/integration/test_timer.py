@@ -5,7 +5,8 @@ import pytest
 from vm import run_plugvm, run_selftests, selftests
 
 TIMER_TESTS = ["timer_hrtimer_sleep", "timer_wheel_order", "timer_idle_quiet", "timer_storm",
-               "timer_remote", "timer_delete_sync_expiry", "timer_idle_quiet_slow"]
+               "timer_remote", "timer_delete_sync_expiry", "timer_idle_quiet_slow",
+               "timer_rearmed_while_running"]
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
