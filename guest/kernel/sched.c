@@ -465,17 +465,14 @@ __noreturn void sched_idle(void)
 		rq = this_rq();
 		if (!need_resched() && llist_empty(&rq->wake_list)) {
 			rq->stats.idle_entries++;
-			tick_idle_enter(); /* no tick while nothing is due */
+			/* No tick while nothing is due; a wake-up for nothing leaves it stopped. */
+			tick_idle_enter();
 			arch_safe_halt();
-			arch_irq_disable();
-			/* Woken for nothing, the tick stays stopped: see tick_idle_enter(). */
-			if (need_resched() || !llist_empty(&rq->wake_list))
-				tick_idle_exit();
-			arch_irq_enable();
-		} else {
-			arch_irq_enable();
+			continue;
 		}
-		if (need_resched() || !llist_empty(&this_rq()->wake_list))
-			__schedule(SCHED_MODE_PREEMPT);
+		/* Leaving idle to run a thread: its tick first, with interrupts still off. */
+		tick_idle_exit();
+		arch_irq_enable();
+		__schedule(SCHED_MODE_PREEMPT);
 	}
 }

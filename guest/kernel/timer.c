@@ -230,7 +230,7 @@ static bool wait_callback(struct timer_list *t, int cpu)
 {
 #ifdef CONFIG_PREEMPT_RT
 	/* The timer thread takes requests between callbacks: once ours is done, so is the
-	 * callback (unless it was still waiting to start: run_timers(), the caller looks again). */
+	 * callback. */
 	struct timer_req r = { .op = OP_DEL, .t = t };
 
 	if (call_owner((unsigned)cpu, &r) == 0)
@@ -292,13 +292,22 @@ static void expiry_delay(void)
 static void run_requests(struct timer_base *b);
 #endif
 
-/* run_timers() on b: wait until `cpu` has finished t's callback (t is b's, not pending). */
-static void wait_prev_callback(struct timer_base *b, struct timer_list *t, int cpu)
+/*
+ * run_timers() on b: wait until `cpu` has finished t's callback (t is still on b's expired
+ * list). Returns false if b stops running timers meanwhile (RT: its CPU is going down; t is
+ * left pending there and moves with b's timers).
+ */
+static bool wait_prev_callback(struct timer_base *b, struct timer_list *t, int cpu)
 {
 	(void)b;
 	while (READ_ONCE(cpu_base((unsigned)cpu)->running) == t) {
 #ifdef CONFIG_PREEMPT_RT
-		/* That callback may wait for a request to us: keep serving them. */
+		/*
+		 * That callback may wait for a request to us: keep serving them. Our CPU's
+		 * timers:online teardown waits for us to stop: do not wait for the callback then.
+		 */
+		if (!__atomic_load_n(&b->req_open, __ATOMIC_SEQ_CST))
+			return false;
 		run_requests(b);
 		thread_yield_to_lower();
 #else
@@ -306,6 +315,7 @@ static void wait_prev_callback(struct timer_base *b, struct timer_list *t, int c
 #endif
 	}
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return true;
 }
 
 static void run_timers(void)
@@ -322,14 +332,31 @@ static void run_timers(void)
 	wheel_collect(&b->wheel[1], now, &b->expired);
 	while ((wt = wheel_list_first(&b->expired))) {
 		struct timer_list *t = container_of(wt, struct timer_list, wt);
+		int prev = t->last_cpu, self = (int)smp_processor_id();
 
+		/*
+		 * Re-armed here by another CPU while its callback still ran where it last expired:
+		 * a callback never runs on two CPUs at once, so wait for that one, the timer still
+		 * pending here (Linux keeps such a timer on the running base instead; ours are
+		 * touched by their owner only). Then look at the list again.
+		 */
+		if (prev >= 0 && prev != self &&
+		    READ_ONCE(cpu_base((unsigned)prev)->running) == t) {
+			bool go_on;
+
+			local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
+			go_on = wait_prev_callback(b, t, prev);
+			local_lock_irqsave(&this_cpu()->tmr.lock, flags);
+			b = this_base();
+			if (!go_on)
+				break;
+			continue;
+		}
 		/*
 		 * Running before it leaves the list: timer_delete_sync() on another CPU reads the
 		 * two without our lock, and one that finds the timer no longer pending must find
 		 * it running, or it returns before the callback starts (race 18).
 		 */
-		int prev = t->last_cpu, self = (int)smp_processor_id();
-
 		WRITE_ONCE(b->running, t);
 		WRITE_ONCE(t->last_cpu, self);
 		__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -338,17 +365,11 @@ static void run_timers(void)
 		b->stats.callbacks++;
 		/* The base lock is held only around the wheel, never around a callback. */
 		local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
-		/*
-		 * Re-armed here by another CPU while its callback still ran where it last expired:
-		 * a callback never runs on two CPUs at once, so wait for that one (Linux keeps such
-		 * a timer on the running base instead; ours are touched by their owner only).
-		 */
-		if (prev >= 0 && prev != self)
-			wait_prev_callback(b, t, prev);
 		t->fn(t);
 		local_lock_irqsave(&this_cpu()->tmr.lock, flags);
 		b = this_base();
-		WRITE_ONCE(b->running, NULL);
+		/* Pairs with the acquire in wait_prev_callback() and callback_cpu(). */
+		__atomic_store_n(&b->running, NULL, __ATOMIC_RELEASE);
 	}
 	local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);
 }
