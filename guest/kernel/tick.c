@@ -68,18 +68,6 @@ static void clock_event_irq(unsigned vector, void *arg)
 
 uint64_t tick_idle_delay_ns;
 
-/* Fault injection (selftests): a slow idle entry, as a preempted or emulated vCPU has. */
-static void idle_delay(void)
-{
-	uint64_t ns = READ_ONCE(tick_idle_delay_ns), until;
-
-	if (!ns)
-		return;
-	until = arch_now_ns() + ns;
-	while (arch_now_ns() < until)
-		arch_cpu_relax();
-}
-
 /*
  * Called on every pass of the idle loop, including the ones after an interrupt that woke the
  * CPU with nothing to run: the tick then stays stopped and is only re-aimed at the wheel's
@@ -97,7 +85,7 @@ void tick_idle_enter(void)
 
 	if (!b->online)
 		return;
-	idle_delay();
+	timer_fault_delay(&tick_idle_delay_ns); /* a slow pass, as a descheduled vCPU has */
 	now = arch_now_ns();
 	next_hr = hrtimer_next_expiry_except(&b->tick);
 	next_j = READ_ONCE(b->wheel[0].next_expiry); /* deferrable timers do not wake us */

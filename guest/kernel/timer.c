@@ -276,10 +276,9 @@ bool timer_delete_sync(struct timer_list *t)
 
 uint64_t timer_expiry_delay_ns;
 
-/* Fault injection (selftests): hold a timer between leaving the wheel and its callback. */
-static void expiry_delay(void)
+void timer_fault_delay(const uint64_t *knob)
 {
-	uint64_t ns = READ_ONCE(timer_expiry_delay_ns), until;
+	uint64_t ns = READ_ONCE(*knob), until;
 
 	if (!ns)
 		return;
@@ -361,7 +360,8 @@ static void run_timers(void)
 		WRITE_ONCE(t->last_cpu, self);
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		wheel_list_pop(&b->expired);
-		expiry_delay(); /* fault injection: the callback's start, seen from elsewhere */
+		/* Fault injection: hold the timer between leaving the wheel and its callback. */
+		timer_fault_delay(&timer_expiry_delay_ns);
 		b->stats.callbacks++;
 		/* The base lock is held only around the wheel, never around a callback. */
 		local_unlock_irqrestore(&this_cpu()->tmr.lock, flags);

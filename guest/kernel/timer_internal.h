@@ -24,6 +24,9 @@ static inline struct timer_base *cpu_base(unsigned cpu)
 uint64_t jiffies_update(void);
 /* Is any timer of b due at jiffy `now` (or collected and not yet run)? */
 bool timers_due(struct timer_base *b, uint64_t now);
+/* Fault injection (selftests): spin for *knob ns if it is set (timer_expiry_delay_ns and
+ * tick_idle_delay_ns). */
+void timer_fault_delay(const uint64_t *knob);
 /* Have b's timers run: the softirq at interrupt exit, or (RT) the timer thread. */
 void timers_raise_softirq(struct timer_base *b);
 /* The tick's hrtimer callback (each CPU's b->tick). */
