@@ -117,6 +117,30 @@ static void activate(struct rq *rq, struct thread *t)
 	}
 }
 
+/*
+ * Push t to cpu's wake list if that CPU takes it (any: it is active), counted in its
+ * `handing_over` from before the check to after the push. sched_deactivate_cpu() clears
+ * `active` and then waits until the count is 0: after that no hand-over that saw the CPU
+ * active is still on its way (the count's increment is a full barrier, and so is the
+ * clearing store: one of the two sides sees the other). Interrupts off.
+ */
+static bool push_to(struct thread *t, unsigned cpu, bool any)
+{
+	struct rq *rq = cpu_rq(cpu);
+	bool ok, first = false;
+
+	if (!rq)
+		return false;
+	__atomic_add_fetch(&rq->handing_over, 1, __ATOMIC_SEQ_CST);
+	ok = any ? __atomic_load_n(&rq->active, __ATOMIC_SEQ_CST) : cpu_takes(t, cpu);
+	if (ok)
+		first = llist_add(&t->wake_node, &rq->wake_list);
+	__atomic_sub_fetch(&rq->handing_over, 1, __ATOMIC_RELEASE);
+	if (first)
+		arch_send_ipi(cpu_apic_ids[cpu], VEC_RESCHEDULE);
+	return ok;
+}
+
 /* Give a RUNNABLE thread to `cpu` (maybe this one). Interrupts off. */
 void sched_hand_over(struct thread *t, unsigned cpu)
 {
@@ -130,21 +154,14 @@ void sched_hand_over(struct thread *t, unsigned cpu)
 		local_unlock_irqs_off(&rq->lock);
 		return;
 	}
-	rq = cpu_rq(cpu);
-	if (!rq || !cpu_takes(t, cpu)) {
-		if (t->pinned >= 0 || t->migrate_disabled) {
-			sched_park(t);
-			return;
-		}
-		cpu = sched_select_cpu(t);
-		rq = cpu_rq(cpu);
-		if (!rq || !cpu_active(cpu)) {
-			sched_park(t); /* no active CPU at all: only while the system shuts down */
-			return;
-		}
+	if (push_to(t, cpu, false))
+		return;
+	if (t->pinned >= 0 || t->migrate_disabled) {
+		sched_park(t);
+		return;
 	}
-	if (llist_add(&t->wake_node, &rq->wake_list))
-		arch_send_ipi(cpu_apic_ids[cpu], VEC_RESCHEDULE);
+	if (!push_to(t, sched_select_cpu(t), true))
+		sched_park(t); /* no active CPU at all: only while the system shuts down */
 }
 
 /* Take the wake-ups other CPUs handed us. rq lock held, interrupts off. */

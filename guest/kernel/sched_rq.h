@@ -44,6 +44,12 @@ struct rq {
 	bool online; /* runs its own per-CPU threads (from STARTING until it dies) */
 	/* Lock-free: other CPUs push wake-ups here, this CPU drains it. */
 	struct llist_head wake_list;
+	/*
+	 * Hand-overs between their check of `active`/`online` and their push to wake_list
+	 * (sched.c push_to()); sched_deactivate_cpu() waits for none. Never reset: the struct
+	 * cpu is zeroed once, and a late hand-over may still be counted when the CPU returns.
+	 */
+	int handing_over;
 };
 
 #endif
