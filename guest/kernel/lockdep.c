@@ -414,7 +414,8 @@ check_acquire(struct lockdep_task *t, struct lockdep_map *map, unsigned flags, u
 	uint32_t key = map_class(t, map, ip);
 	uint32_t gen = __atomic_load_n(&class_gen, __ATOMIC_RELAXED);
 	bool ordered = key && key >> 16 == gen && !(flags & LOCKDEP_TRYLOCK);
-	unsigned i, b = key_index(key), depth = t->depth;
+	/* Without a live class (key 0: unnamed, or classes full) there is no column to test. */
+	unsigned i, b = ordered ? key_index(key) : 0, depth = t->depth;
 	const uint64_t *col = &adj[0][b / 64];
 	uint64_t bit = 1ull << (b % 64);
 
