@@ -39,36 +39,13 @@ static void run_pending(struct call_slot *s)
 	__atomic_store_n(&req->done, 1, __ATOMIC_RELEASE);
 }
 
-/* smp_sync_others(): generation asked for, and the last one each CPU's handler saw. */
-static uint64_t sync_gen;
-static uint64_t sync_seen[NR_CPUS];
-
 static void call_func_ipi(unsigned vector, void *arg)
 {
 	unsigned self = smp_processor_id();
 
 	(void)vector;
 	(void)arg;
-	__atomic_store_n(&sync_seen[self], __atomic_load_n(&sync_gen, __ATOMIC_ACQUIRE),
-			 __ATOMIC_RELEASE);
 	run_pending(&slots[self]);
-}
-
-void smp_sync_others(void)
-{
-	uint64_t gen = __atomic_add_fetch(&sync_gen, 1, __ATOMIC_SEQ_CST);
-	unsigned cpu, self;
-
-	preempt_disable();
-	self = smp_processor_id();
-	for_each_cpu(cpu, &cpu_online_mask) /* all IPIs first: one round trip, not N */
-		if (cpu != self)
-			arch_send_ipi(cpu_apic_ids[cpu], VEC_CALL_FUNC);
-	for_each_cpu(cpu, &cpu_online_mask)
-		while (cpu != self && cpumask_test(&cpu_online_mask, cpu) &&
-		       __atomic_load_n(&sync_seen[cpu], __ATOMIC_ACQUIRE) < gen)
-			arch_cpu_relax();
-	preempt_enable();
 }
 
 void smp_init(void)

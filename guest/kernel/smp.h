@@ -15,12 +15,6 @@ void smp_init(void);
 int smp_call_on_cpu(unsigned cpu, void (*fn)(void *), void *arg);
 
 /*
- * Return once every other online CPU has taken a call-function IPI, i.e. has left every
- * interrupts-off section it was in when this was called. Interrupts on; thread context.
- */
-void smp_sync_others(void);
-
-/*
  * cpuhp step cpu:online-mask (kernel/cpuhp_table.c), on the CPU itself with interrupts
  * off: start taking calls, then join cpu_online_mask; the teardown leaves the mask, then
  * stops taking calls, running any call already claimed for it. Return 0.
