@@ -252,13 +252,18 @@ static int cyclic_thread(void *arg)
 		flags = arch_irq_save();
 		i = this_cpu()->nr_irqs;
 		attribute(lat, started, hp);
-		publish(r, &(struct rec_update){ .lat_ns = lat,
-						 .missed = missed,
-						 .elapsed_ns = next - interval_ns - start });
+		/*
+		 * The outlier first: the host reads the records, then the outlier total, so a
+		 * sample it sees counted is in the total too (the other order let a snapshot land
+		 * between the two: `outliers-total` below the outliers of the records).
+		 */
 		if (threshold_ns && lat > threshold_ns)
 			record_outlier(cpu, lat, deadline,
 				       unparked ? PLUGVM_LATENCY_OUT_UNPARKED : 0,
 				       (uint32_t)(i - irqs), hp);
+		publish(r, &(struct rec_update){ .lat_ns = lat,
+						 .missed = missed,
+						 .elapsed_ns = next - interval_ns - start });
 		arch_irq_restore(flags);
 		irqs = i;
 		unparked = false;
