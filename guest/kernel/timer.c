@@ -210,19 +210,21 @@ bool timer_pending(const struct timer_list *t)
  * The CPU whose base runs t's callback, or has taken t off its wheel to run it; -1 if none.
  * Racy reads of other CPUs' bases; the caller has made t not pending first.
  */
+static bool runs_on(int cpu, const struct timer_list *t)
+{
+	return cpu >= 0 && cpu < NR_CPUS && cpu_table[cpu] &&
+	       READ_ONCE(cpu_base(cpu)->running) == t;
+}
+
 static int callback_cpu(const struct timer_list *t)
 {
-	int cpu;
+	int last, cur;
 
 	/* Pairs with run_timers(): a timer seen off its list is seen running. */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	cpu = READ_ONCE(t->last_cpu);
-	if (cpu >= 0 && cpu < NR_CPUS && cpu_table[cpu] && READ_ONCE(cpu_base(cpu)->running) == t)
-		return cpu;
-	cpu = (int)timer_cpu(t);
-	if (cpu < NR_CPUS && cpu_table[cpu] && READ_ONCE(cpu_base(cpu)->running) == t)
-		return cpu;
-	return -1;
+	last = READ_ONCE(t->last_cpu);
+	cur = (int)timer_cpu(t);
+	return runs_on(last, t) ? last : runs_on(cur, t) ? cur : -1;
 }
 
 /* Wait until `cpu` no longer runs t's callback; returns whether a request deleted t there. */
@@ -262,8 +264,8 @@ bool timer_delete_sync(struct timer_list *t)
 		return was;
 	}
 	/*
-	 * A callback that re-armed its timer, or one re-armed elsewhere while it ran (it then
-	 * waits there for this one, see run_timers()): delete again after each wait.
+	 * A callback may have re-armed its timer while we waited (or another CPU did, and its
+	 * expiry waited for this callback, see run_timers()): delete again after each wait.
 	 */
 	while ((cpu = callback_cpu(t)) >= 0) {
 		was |= wait_callback(t, cpu);
