@@ -419,13 +419,9 @@ struct wheel_timer *wheel_list_take(struct wheel_list *l)
 
 struct wheel_timer *wheel_list_pop(struct wheel_list *l)
 {
-	struct wheel_node *n = l->first;
-	struct wheel_timer *t;
+	struct wheel_timer *t = wheel_list_take(l);
 
-	if (!n)
-		return NULL;
-	node_unlink(n);
-	t = node_timer(n);
-	t->state = WHEEL_TIMER_IDLE;
+	if (t)
+		t->state = WHEEL_TIMER_IDLE;
 	return t;
 }
