@@ -26,6 +26,10 @@ const char config_usage[] =
     "                         vCPUs at boot (default 1) and possible vCPUs (default N,\n"
     "                         at most 1024 and KVM's limit); missing topology counts are\n"
     "                         inferred as QEMU does (cores first, then threads)\n"
+    "  --spare-vcpus N        vCPUs created ahead of hot-adds and kept parked, for the\n"
+    "                         lowest possible slots not created yet, so that an add\n"
+    "                         there only resets and starts one (default 1; 0: each add\n"
+    "                         creates its vCPU)\n"
     "  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G/T suffix, 4M..256G\n"
     "                         (default 64M; beyond 3G it is placed above 4 GiB)\n"
     "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
@@ -125,6 +129,7 @@ int config_parse_mem(const char *s, uint64_t *out)
 
 enum opt_id {
 	OPT_SMP,
+	OPT_SPARE_VCPUS,
 	OPT_MEM,
 	OPT_KERNEL,
 	OPT_APPEND,
@@ -156,6 +161,7 @@ struct opt {
 
 static const struct opt opts[] = {
 	{ { "smp" }, OPT_SMP, ARG_REQUIRED },
+	{ { "spare-vcpus" }, OPT_SPARE_VCPUS, ARG_REQUIRED },
 	{ { "m", "memory" }, OPT_MEM, ARG_REQUIRED },
 	{ { "kernel" }, OPT_KERNEL, ARG_REQUIRED },
 	{ { "append" }, OPT_APPEND, ARG_REQUIRED },
@@ -269,6 +275,7 @@ void config_defaults(struct vm_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->nr_cpus = 1;
 	cfg->max_cpus = 1;
+	cfg->spare_vcpus = CONFIG_DEFAULT_SPARE_VCPUS;
 	cfg->mem_bytes = CONFIG_DEFAULT_MEM_BYTES;
 	cfg->topo = (struct smp_topology){ 1, 1, 1, 1 };
 }
@@ -338,6 +345,18 @@ enum config_status config_apply_args(struct vm_config *cfg, int argc, char *cons
 						  err, errlen))
 				return CONFIG_ERROR;
 			break;
+		case OPT_SPARE_VCPUS: {
+			unsigned long long n;
+
+			if (config_parse_uint(val, strlen(val), PLUGVM_MAX_CPUS, &n)) {
+				config_set_err(err, errlen,
+					       "--spare-vcpus: '%s' is not a count of 0..%d", val,
+					       PLUGVM_MAX_CPUS);
+				return CONFIG_ERROR;
+			}
+			cfg->spare_vcpus = (unsigned)n;
+			break;
+		}
 		case OPT_MEM:
 			if (config_parse_mem(val, &cfg->mem_bytes)) {
 				config_set_err(err, errlen,

@@ -17,8 +17,9 @@
 #define CONFIG_MAX_MEM_BYTES	 (256ull << 30)
 #define CONFIG_MAX_CMDLINE	 4095
 
-#define CONFIG_MAX_QMP_PATH  107 /* sockaddr_un */
-#define CONFIG_MAX_USER_NAME 255 /* --runas */
+#define CONFIG_MAX_QMP_PATH	   107 /* sockaddr_un */
+#define CONFIG_MAX_USER_NAME	   255 /* --runas */
+#define CONFIG_DEFAULT_SPARE_VCPUS 1
 
 /*
  * --chaos: host-side fault injection for testing (docs/reliability.md, "Host-side chaos").
@@ -64,6 +65,7 @@ struct smp_topology {
 struct vm_config {
 	unsigned nr_cpus; /* vCPUs present at boot */
 	unsigned max_cpus; /* possible vCPUs (hot-add up to this) */
+	unsigned spare_vcpus; /* --spare-vcpus: vCPUs created ahead of hot-adds (cpus.c) */
 	struct smp_topology topo;
 	char *qmp_path; /* control socket; NULL: the default path */
 	bool qmp_disabled; /* --qmp none */

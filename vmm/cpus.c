@@ -51,6 +51,7 @@ struct cpu_slot {
 	_Atomic uint64_t request_ns; /* CLOCK_MONOTONIC of the add or removal asked; 0: none */
 	_Atomic uint64_t unplug_deadline; /* a removal in flight until then; UNPLUG_REFUSED */
 	atomic_bool eject_pending; /* the guest ejected it; the main loop parks it */
+	bool spare; /* created ahead of its first hot-add, never run since; main thread */
 };
 
 struct cpus {
@@ -59,6 +60,8 @@ struct cpus {
 	struct cpu_slot *slots;
 	pthread_mutex_t lock; /* slot state changes, and direct starts (see cpus.h) */
 	bool started, boot_started; /* main thread */
+	/* --spare-vcpus: wanted, slots with `spare` set, the lowest slot that may have no vCPU */
+	unsigned spares_wanted, spares, spare_scan; /* main thread */
 	enum cpus_run_state run_state; /* main thread */
 	struct vcpu_gate gate; /* closed: every vCPU thread waits before KVM_RUN */
 	bool gate_ready;
@@ -194,6 +197,7 @@ int cpus_create(struct vm *vm)
 		return -ENOMEM;
 	c->vm = vm;
 	c->nr = vm->cfg->max_cpus;
+	c->spares_wanted = vm->cfg->spare_vcpus;
 	c->wake_fd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	vm->cpus = c;
@@ -312,6 +316,7 @@ int cpus_start_boot(struct cpus *c, bool paused)
 		}
 	}
 	c->boot_started = true;
+	wake_main_loop(c); /* cpus_process() creates the spare vCPUs, off the boot's path */
 	return 0;
 }
 
@@ -405,6 +410,7 @@ bool cpus_resume(struct cpus *c)
 int cpus_add(struct cpus *c, unsigned slot, const char *id)
 {
 	struct cpu_slot *s;
+	bool ahead;
 	int ret;
 
 	if (slot >= c->nr)
@@ -431,13 +437,21 @@ int cpus_add(struct cpus *c, unsigned slot, const char *id)
 		ret = slot_start(c, s);
 	if (ret)
 		return ret;
+	ahead = s->spare;
+	if (ahead) {
+		/* Used: cpus_process() creates the next spare once this add is answered. */
+		s->spare = false;
+		c->spares--;
+		wake_main_loop(c);
+	}
 	atomic_store(&s->request_ns, now_ns());
 	free(s->id); /* NULL: an ejected CPU's id went with it */
 	s->id = id ? strdup(id) : NULL;
 	ret = acpi_cpu_hotplug_plug(&c->block, slot);
 	if (ret)
 		log_warn("cpu-hotplug: slot %u: %s", slot, strerror(-ret));
-	log_info("vCPU %u added%s%s", slot, id ? " as " : "", id ? id : "");
+	log_info("vCPU %u added%s%s%s", slot, id ? " as " : "", id ? id : "",
+		 ahead ? " (created ahead)" : "");
 	return 0;
 }
 
@@ -545,6 +559,42 @@ static void carry_out_ejects(struct cpus *c)
 	}
 }
 
+/*
+ * --spare-vcpus: keep that many vCPUs created (fd, kvm_run, statistics fd, CPUID) and parked
+ * for the lowest slots that never had one, so that a hot-add there skips the creation (the
+ * QMP reply's largest host cost: ~0.1-0.2 ms here, most of an add's host time on hardware
+ * KVM). Runs from the main loop after the boot vCPUs started and after each add that used a
+ * spare, so that neither waits for it. A failure (KVM's or the host's limit) is logged once
+ * and ends the refills: adds then create their vCPUs as without spares.
+ */
+static void create_spares(struct cpus *c)
+{
+	if (!c->boot_started || vm_stopping(c->vm))
+		return;
+	/* A slot's vCPU, once created, stays until the VM ends: the scan never goes back. */
+	for (; c->spare_scan < c->nr && c->spares < c->spares_wanted; c->spare_scan++) {
+		unsigned i = c->spare_scan;
+		struct cpu_slot *s = &c->slots[i];
+
+		if (s->vcpu.fd >= 0)
+			continue;
+		if (vcpu_create(&s->vcpu, c->vm, (int)i, false)) {
+			log_warn("vCPU %u: cannot create it ahead of a hot-add; no more spares", i);
+			c->spares_wanted = 0;
+			return;
+		}
+		set_state(c, s, SLOT_PARKED);
+		/* Kept if this fails (KVM has the id now): its thread tries again at its add. */
+		if (vcpu_set_cpuid(&s->vcpu)) {
+			c->spares_wanted = 0;
+			return;
+		}
+		s->spare = true;
+		c->spares++;
+		log_debug("vCPU %u: created ahead of a hot-add (spare)", i);
+	}
+}
+
 void cpus_process(struct cpus *c)
 {
 	uint64_t n;
@@ -553,6 +603,7 @@ void cpus_process(struct cpus *c)
 		log_error("cpus: eventfd: %s", strerror(errno));
 	check_removals(c);
 	carry_out_ejects(c);
+	create_spares(c);
 }
 
 void cpus_stop_all(struct cpus *c)

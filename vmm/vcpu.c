@@ -102,7 +102,7 @@ int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 		if (khz <= 0)
 			log_warn("KVM_GET_TSC_KHZ failed; the guest will calibrate its TSC");
 	}
-	/* CPUID: its thread sets it (set_cpuid()), so N vCPUs' ~70 us each overlap. */
+	/* CPUID: its thread sets it (vcpu_set_cpuid()), so N vCPUs' ~70 us each overlap. */
 	v->cpuid_set = false;
 	/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
 	v->reset = calloc(1, sizeof(*v->reset));
@@ -533,9 +533,9 @@ static bool pass_gate(struct vcpu *v)
  * The vCPU's CPUID, once per fd, before its first KVM_RUN: in its own thread, still under
  * the main thread's filter (which allows KVM_SET_CPUID2; the vCPU's own does not), so that
  * the vCPUs of a big boot set theirs side by side instead of one after another on the main
- * thread. 0 or -errno (logged).
+ * thread; a vCPU created ahead of its hot-add has it set then (cpus.c).
  */
-static int set_cpuid(struct vcpu *v)
+int vcpu_set_cpuid(struct vcpu *v)
 {
 	struct kvm_cpuid2 *cpuid;
 	int err = 0;
@@ -567,7 +567,7 @@ static void *vcpu_thread(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	rt_tune_vcpu(&v->vm->cfg->rt, (unsigned)v->id); /* <cputune>: before the first KVM_RUN */
 	/* A hot-added vCPU inherits the main thread's filter and narrows it to its own. */
-	if (set_cpuid(v) || sandbox_enter(SANDBOX_VCPU)) {
+	if (vcpu_set_cpuid(v) || sandbox_enter(SANDBOX_VCPU)) {
 		vm_request_stop(v->vm, PLUGVM_EXIT_INTERNAL);
 		return NULL;
 	}

@@ -72,6 +72,13 @@ struct vcpu {
 int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot);
 
 /*
+ * Set the vCPU's CPUID now if it is not set yet (its thread does it otherwise, before its
+ * first KVM_RUN). Main thread, or the vCPU's thread before that KVM_RUN. Returns 0 or -errno
+ * (logged).
+ */
+int vcpu_set_cpuid(struct vcpu *v);
+
+/*
  * A vCPU without a thread (or held at the closed gate) goes back to the state it was
  * created in (registers, LAPIC, FPU; the TSC deadline and kvmclock MSRs cleared), waiting
  * for INIT/SIPI like an AP at power-on. Returns 0 or -errno (logged).

@@ -18,9 +18,9 @@ from vm import BOOT_TIMEOUT, GUESTS, plugvm
 TIMEOUT = 3 * BOOT_TIMEOUT
 
 
-def start(tmp_path, smp, append=""):
+def start(tmp_path, smp, append="", extra=()):
     path = str(tmp_path / "qmp.sock")
-    vm = plugvm("-v", "--smp", smp, "--qmp", path, "--append", append)
+    vm = plugvm("-v", "--smp", smp, "--qmp", path, "--append", append, *extra)
     vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
     wait_socket(path)
     return vm, Qmp(path)
@@ -147,8 +147,10 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
         wait_socket(path)
         pid = vm.proc.pid
         rnd = random.Random(2026)
+        spare = lambda have: [c for c in range(6) if c not in have][:1]  # noqa: E731
         with Qmp(path) as q:
             before = counts(pid)
+            assert vcpu_fds(pid) == [0, 1, *spare({0, 1})]
             present = {0, 1}
             seen = {}
             created = set()
@@ -184,9 +186,12 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
                 q.wait_event("ACPI_DEVICE_OST", TIMEOUT)
             after = counts(pid)
             # Each vCPU created keeps two fds while parked: its KVM fd and its statistics
-            # fd (query-stats); nothing else grows.
-            parked = len(created - {0, 1})
-            assert after == (before[0] + 2 * parked, before[1]), (before, after, parked)
+            # fd (query-stats); nothing else grows. The one spare (--spare-vcpus' default)
+            # is the lowest slot without a vCPU, at the start slot 2, at the end the lowest
+            # slot never added, if any.
+            end = sorted({0, 1, *created, *spare({0, 1, *created})})
+            assert vcpu_fds(pid) == end, vm.transcript()
+            assert after == (before[0] + 2 * (len(end) - 3), before[1]), (before, after, end)
         assert vm.wait_exit(TIMEOUT) == 0, vm.transcript()
         assert vm.lines(r"^selftest hotplug_churn: pass$"), vm.transcript()
         assert not vm.lines(r"^BUG"), vm.transcript()
@@ -195,6 +200,61 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
 
 def counts(pid):
     return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))
+
+
+def vcpu_fds(pid):
+    """The vCPUs the VMM has created (their KVM fds), present or not."""
+    ids = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except FileNotFoundError:
+            continue
+        if link.startswith("anon_inode:kvm-vcpu:"):
+            ids.append(int(link.rsplit(":", 1)[1]))
+    return sorted(ids)
+
+
+def vmm_added(vm, core, n):
+    """The VMM's log line of its n-th add of `core` (its stderr, read as it comes)."""
+    deadline = time.monotonic() + TIMEOUT
+    while len(said := vm.lines(rf"^plugvm: vCPU {core} added as .*", "stderr")) < n:
+        assert time.monotonic() < deadline, vm.transcript()
+        time.sleep(0.01)
+    assert len(said) == n, vm.transcript()
+    return said[-1].group(0)
+
+
+@pytest.mark.parametrize("spares", [0, 2])
+def test_spare_vcpus_created_ahead(tmp_path, spares):
+    # --spare-vcpus N keeps N vCPUs created (not present) for the lowest slots that never
+    # had one; an add there uses one and the next is created after the reply. With 0, each
+    # add creates its vCPU (the fallback). Either way the guest brings every CPU online.
+    vm, q = start(tmp_path, "1,maxcpus=4", extra=("--spare-vcpus", str(spares)))
+    pid = vm.proc.pid
+    ahead = " (created ahead)" if spares else ""
+    with vm, q:
+        seen = {}
+        q.cmd("query-status")  # the main loop has run past the boot's refill
+        assert vcpu_fds(pid) == list(range(1 + spares)), vm.transcript()
+        assert vmm_view(q) == [0]
+        add(q, vm, 1, seen)
+        assert vmm_added(vm, 1, 1) == f"plugvm: vCPU 1 added as cpu1{ahead}"
+        q.cmd("query-status")
+        assert vcpu_fds(pid) == list(range(2 + spares))
+        add(q, vm, 3, seen)
+        assert vmm_added(vm, 3, 1) == f"plugvm: vCPU 3 added as cpu3{ahead}"
+        q.cmd("query-status")
+        assert vcpu_fds(pid) == ([0, 1, 2, 3] if spares else [0, 1, 3])
+        remove(q, vm, 1)
+        add(q, vm, 1, seen)  # its parked vCPU, not a spare
+        assert vmm_added(vm, 1, 2) == "plugvm: vCPU 1 added as cpu1"
+        add(q, vm, 2, seen)
+        assert vmm_added(vm, 2, 1) == f"plugvm: vCPU 2 added as cpu2{ahead}"
+        assert vmm_view(q) == [0, 1, 2, 3]
+        assert vcpu_fds(pid) == [0, 1, 2, 3]
+        q.cmd("quit")
+        assert vm.wait_exit() == 0, vm.transcript()
 
 
 @pytest.mark.parametrize("policy", ["refuse", "ignore"])

@@ -542,6 +542,28 @@ static void test_sandbox_runas(void **state)
 	parse_fails("needs a value", "--runas");
 }
 
+static void test_spare_vcpus(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "--smp", "1,maxcpus=4", NULL);
+	assert_int_equal(p.cfg.spare_vcpus, CONFIG_DEFAULT_SPARE_VCPUS);
+	config_free(&p.cfg);
+	parse(&p, "--spare-vcpus", "0", "--smp", "2", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.spare_vcpus, 0);
+	config_free(&p.cfg);
+	parse(&p, "--spare-vcpus=1024", NULL); /* more than there are slots: all of them */
+	assert_int_equal(p.cfg.spare_vcpus, 1024);
+	config_free(&p.cfg);
+	parse_fails("--spare-vcpus: '1025' is not a count of 0..1024", "--spare-vcpus", "1025");
+	parse_fails("--spare-vcpus: '-1' is not a count", "--spare-vcpus=-1");
+	parse_fails("--spare-vcpus: '' is not a count", "--spare-vcpus=");
+	parse_fails("--spare-vcpus: '2x' is not a count", "--spare-vcpus", "2x");
+	parse_fails("needs a value", "--spare-vcpus");
+}
+
 static void test_smp_topology(void **state)
 {
 	/* maxcpus and the topology each -smp gives, as QEMU 7.2 infers what is missing. */
@@ -728,8 +750,8 @@ int main(void)
 		cmocka_unit_test(test_smp_values),	 cmocka_unit_test(test_smp_errors),
 		cmocka_unit_test(test_smp_err_buffer),	 cmocka_unit_test(test_qmp),
 		cmocka_unit_test(test_smp_topology),	 cmocka_unit_test(test_sandbox_runas),
-		cmocka_unit_test(test_chaos_flag),	 cmocka_unit_test(test_chaos_values),
-		cmocka_unit_test(test_chaos_errors),
+		cmocka_unit_test(test_spare_vcpus),	 cmocka_unit_test(test_chaos_flag),
+		cmocka_unit_test(test_chaos_values),	 cmocka_unit_test(test_chaos_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

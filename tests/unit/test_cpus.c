@@ -66,6 +66,8 @@ static struct {
 	int fd[MAX_CPUS]; /* each vCPU's fd (-1: none) and its kvm_run */
 	struct kvm_run *run[MAX_CPUS];
 	atomic_uint created; /* KVM_CREATE_VCPU calls */
+	bool fail_create; /* KVM_CREATE_VCPU fails with ENOSPC (KVM's limit) */
+	atomic_uint cpuid_set[MAX_CPUS]; /* KVM_SET_CPUID2 calls per vCPU */
 	atomic_uint runs[MAX_CPUS]; /* KVM_RUN entries per vCPU */
 	atomic_uint runnable[MAX_CPUS]; /* KVM_SET_MP_STATE RUNNABLE: a direct start applied */
 } kvm;
@@ -93,6 +95,11 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	case KVM_CREATE_VCPU:
 		id = (int)(uintptr_t)arg;
 		assert_true(id >= 0 && id < MAX_CPUS);
+		assert_true(kvm.fd[id] < 0); /* KVM refuses an id twice */
+		if (kvm.fail_create) {
+			errno = ENOSPC;
+			return -1;
+		}
 		kvm.fd[id] = open("/dev/zero", O_RDWR | O_CLOEXEC); /* mmap()s like a kvm_run */
 		atomic_fetch_add(&kvm.created, 1);
 		return kvm.fd[id];
@@ -113,6 +120,10 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 			atomic_fetch_add(&kvm.runnable[id], 1);
 		return 0;
 	case KVM_SET_CPUID2:
+		id = vcpu_of_fd(fd);
+		assert_true(id >= 0);
+		atomic_fetch_add(&kvm.cpuid_set[id], 1);
+		return 0;
 	case KVM_GET_REGS:
 	case KVM_SET_REGS:
 	case KVM_GET_SREGS:
@@ -397,9 +408,17 @@ static int setup(void **state)
 	return 0;
 }
 
+/* The same with --spare-vcpus 1. */
+static int setup_spare(void **state)
+{
+	cfg.spare_vcpus = 1;
+	return setup(state);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
+	cfg.spare_vcpus = 0;
 	kill_hook = NULL;
 	cpus_destroy(vm.cpus);
 	vm.cpus = NULL;
@@ -626,6 +645,66 @@ static void test_direct_start_never_signals_a_joined_thread(void **state)
 	sem_destroy(&eject_done);
 }
 
+/*
+ * --spare-vcpus 1: once the boot CPUs started, the main loop creates the lowest slot's vCPU
+ * (CPUID set, no thread, not present); an add there uses it, creates nothing and leaves the
+ * CPUID to it, and the main loop then creates the next one; nothing once every slot has one.
+ */
+static void test_spare_vcpus(void **state)
+{
+	(void)state;
+	assert_int_equal(atomic_load(&kvm.created), 2);
+	cpus_process(vm.cpus);
+	assert_int_equal(atomic_load(&kvm.created), 3);
+	assert_true(kvm.fd[2] >= 0);
+	assert_false(cpus_present(vm.cpus, 2));
+	assert_int_equal(atomic_load(&kvm.cpuid_set[2]), 1);
+	assert_int_equal(atomic_load(&kvm.runs[2]), 0);
+	cpus_process(vm.cpus); /* one is wanted, one is there */
+	assert_int_equal(atomic_load(&kvm.created), 3);
+
+	host_add(2, "cpu2");
+	assert_int_equal(atomic_load(&kvm.created), 3);
+	assert_int_equal(atomic_load(&kvm.cpuid_set[2]), 1);
+	cpus_process(vm.cpus);
+	assert_int_equal(atomic_load(&kvm.created), 4);
+	assert_true(kvm.fd[3] >= 0 && !cpus_present(vm.cpus, 3));
+
+	/* Parked slots and spares alike: an eject parks 2; both adds create nothing. */
+	guest_eject(2);
+	cpus_process(vm.cpus);
+	assert_false(cpus_present(vm.cpus, 2));
+	host_add(3, NULL);
+	host_add(2, NULL);
+	cpus_process(vm.cpus); /* every slot has its vCPU */
+	assert_int_equal(atomic_load(&kvm.created), 4);
+	assert_int_equal(atomic_load(&kvm.cpuid_set[3]), 1);
+}
+
+/*
+ * A spare KVM refuses to create ends the refills (logged once); an add then creates its
+ * vCPU itself, and no refill follows it. While the VM stops, none is created.
+ */
+static void test_spare_vcpus_fallback(void **state)
+{
+	(void)state;
+	stopping = true;
+	cpus_process(vm.cpus);
+	assert_int_equal(atomic_load(&kvm.created), 2);
+	stopping = false;
+	kvm.fail_create = true;
+	cpus_process(vm.cpus);
+	assert_true(kvm.fd[2] < 0);
+	kvm.fail_create = false;
+	cpus_process(vm.cpus);
+	assert_int_equal(atomic_load(&kvm.created), 2);
+	host_add(2, NULL);
+	assert_int_equal(atomic_load(&kvm.created), 3);
+	assert_int_equal(atomic_load(&kvm.cpuid_set[2]), 1); /* by its thread */
+	cpus_process(vm.cpus);
+	assert_true(kvm.fd[3] < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -640,6 +719,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_direct_start_never_signals_a_joined_thread,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spare_vcpus, setup_spare, teardown),
+		cmocka_unit_test_setup_teardown(test_spare_vcpus_fallback, setup_spare, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
