@@ -426,7 +426,7 @@ int cpus_add(struct cpus *c, unsigned slot, const char *id)
 	 * INIT/SIPI. Setting the LAPIC state also makes KVM put the new APIC ID in its
 	 * interrupt routing map, without which the guest's INIT/SIPI would not arrive.
 	 */
-	if (s->vcpu.fd < 0) {
+	if (!vcpu_ready(&s->vcpu)) {
 		ret = vcpu_create(&s->vcpu, c->vm, (int)slot, false);
 		if (ret)
 			return ret;
@@ -564,8 +564,10 @@ static void carry_out_ejects(struct cpus *c)
  * for the lowest slots that never had one, so that a hot-add there skips the creation (the
  * QMP reply's largest host cost: ~0.1-0.2 ms here, most of an add's host time on hardware
  * KVM). Runs from the main loop after the boot vCPUs started and after each add that used a
- * spare, so that neither waits for it. A failure (KVM's or the host's limit) is logged once
- * and ends the refills: adds then create their vCPUs as without spares.
+ * spare, so that neither waits for it; one vCPU per pass, the main loop woken again for the
+ * next, so that a large N never holds up QMP. A failure (KVM's or the host's limit) ends the
+ * refills, with a warning: adds then create their vCPUs as without spares (a vCPU KVM
+ * created before its setup failed keeps its fd, and its add finishes the setup).
  */
 static void create_spares(struct cpus *c)
 {
@@ -578,20 +580,21 @@ static void create_spares(struct cpus *c)
 
 		if (s->vcpu.fd >= 0)
 			continue;
-		if (vcpu_create(&s->vcpu, c->vm, (int)i, false)) {
-			log_warn("vCPU %u: cannot create it ahead of a hot-add; no more spares", i);
+		if (vcpu_create(&s->vcpu, c->vm, (int)i, false) || vcpu_set_cpuid(&s->vcpu)) {
+			/* Ready but CPUID unset: parked; its thread sets it at its add. */
+			if (vcpu_ready(&s->vcpu))
+				set_state(c, s, SLOT_PARKED);
+			log_warn("vCPU %u: not created ahead of a hot-add; no more spare vCPUs", i);
 			c->spares_wanted = 0;
 			return;
 		}
 		set_state(c, s, SLOT_PARKED);
-		/* Kept if this fails (KVM has the id now): its thread tries again at its add. */
-		if (vcpu_set_cpuid(&s->vcpu)) {
-			c->spares_wanted = 0;
-			return;
-		}
 		s->spare = true;
 		c->spares++;
 		log_debug("vCPU %u: created ahead of a hot-add (spare)", i);
+		if (c->spares < c->spares_wanted)
+			wake_main_loop(c); /* the next one on the next pass */
+		return;
 	}
 }
 

@@ -10,6 +10,7 @@
  * A slot's state, changed only by the main thread, under cpus' lock:
  *
  *   ABSENT --add--> RUNNING --eject, stop--> STOPPING --joined--> PARKED --add--> RUNNING
+ *   ABSENT --created ahead (--spare-vcpus, main loop)--> PARKED
  *
  * A vCPU thread asking for a direct start checks the state and kicks the target under the
  * same lock, so no kick reaches a thread being joined, and a start not applied yet ends
@@ -136,15 +137,16 @@ pid_t cpus_tid(const struct cpus *c, unsigned slot);
 const char *cpus_id(const struct cpus *c, unsigned slot);
 
 /*
- * Readable when the main loop has work here (an eject, a refused removal): it then calls
- * cpus_process(), as it does when cpus_next_timeout_ms() expires.
+ * Readable when the main loop has work here (an eject, a refused removal, a spare vCPU to
+ * create): it then calls cpus_process(), as it does when cpus_next_timeout_ms() expires.
  */
 int cpus_wake_fd(const struct cpus *c);
 /* Milliseconds to the next removal deadline (-1: none). */
 int cpus_next_timeout_ms(const struct cpus *c);
 /*
  * Report removals refused or overdue (CPUS_EVENT_UNPLUG_FAILED), then carry out ejects: the
- * thread ends, the fd is parked, CPUS_EVENT_DELETED, the id is forgotten. Main thread.
+ * thread ends, the fd is parked, CPUS_EVENT_DELETED, the id is forgotten. Then create the
+ * next spare vCPU if one is wanted (--spare-vcpus). Main thread.
  */
 void cpus_process(struct cpus *c);
 

@@ -69,34 +69,41 @@ int vcpu_init_signals(void)
 
 int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 {
-	void *run;
-	int fd, err;
+	int err;
 
-	fd = ioctl(vm->kvm.vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
-	if (fd < 0) {
-		err = errno;
-		log_error("vCPU %d: KVM_CREATE_VCPU: %s", id, strerror(err));
-		return -err;
-	}
-	run = mmap(NULL, (size_t)vm->kvm.run_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (run == MAP_FAILED) {
-		err = errno;
-		log_error("vCPU %d: mmap(kvm_run): %s", id, strerror(err));
-		close(fd);
-		return -err;
+	/* KVM keeps a vCPU until the VM ends: after a failed setup, a retry takes its fd. */
+	if (v->fd < 0) {
+		int fd = ioctl(vm->kvm.vm_fd, KVM_CREATE_VCPU, (unsigned long)id);
+
+		if (fd < 0) {
+			err = errno;
+			log_error("vCPU %d: KVM_CREATE_VCPU: %s", id, strerror(err));
+			return -err;
+		}
+		v->fd = fd;
 	}
 	v->vm = vm;
 	v->id = id;
-	v->fd = fd;
-	v->stats_fd = ioctl(fd, KVM_GET_STATS_FD, NULL); /* -1: query-stats says so */
-	v->run = run;
+	if (!v->run) {
+		void *run = mmap(NULL, (size_t)vm->kvm.run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+				 v->fd, 0);
+
+		if (run == MAP_FAILED) {
+			err = errno;
+			log_error("vCPU %d: mmap(kvm_run): %s", id, strerror(err));
+			return -err;
+		}
+		v->run = run;
+	}
+	if (v->stats_fd < 0)
+		v->stats_fd = ioctl(v->fd, KVM_GET_STATS_FD, NULL); /* -1: query-stats says so */
 	pthread_mutex_init(&v->start_lock, NULL);
 	atomic_store(&v->start_pending, false);
 	atomic_store(&v->nmi_pending, false);
 
 	if (id == 0 && !vm->cpuid.tsc_khz) {
 		/* The first vCPU tells the TSC rate every vCPU's CPUID will advertise. */
-		int khz = ioctl(fd, KVM_GET_TSC_KHZ, 0);
+		int khz = ioctl(v->fd, KVM_GET_TSC_KHZ, 0);
 
 		vm->cpuid.tsc_khz = khz > 0 ? (uint32_t)khz : 0;
 		if (khz <= 0)
@@ -106,23 +113,22 @@ int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 	v->cpuid_set = false;
 	/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
 	v->reset = calloc(1, sizeof(*v->reset));
-	if (!v->reset || ioctl(fd, KVM_GET_REGS, &v->reset->regs) < 0 ||
-	    ioctl(fd, KVM_GET_SREGS, &v->reset->sregs) < 0 ||
-	    ioctl(fd, KVM_GET_LAPIC, &v->reset->lapic) < 0 ||
-	    ioctl(fd, KVM_GET_FPU, &v->reset->fpu) < 0) {
+	if (!v->reset || ioctl(v->fd, KVM_GET_REGS, &v->reset->regs) < 0 ||
+	    ioctl(v->fd, KVM_GET_SREGS, &v->reset->sregs) < 0 ||
+	    ioctl(v->fd, KVM_GET_LAPIC, &v->reset->lapic) < 0 ||
+	    ioctl(v->fd, KVM_GET_FPU, &v->reset->fpu) < 0) {
 		err = v->reset ? errno : ENOMEM;
 		log_error("vCPU %d: saving its reset state: %s", id, strerror(err));
-		goto fail;
+		free(v->reset);
+		v->reset = NULL; /* not ready: the fd stays for a retry (vcpu_ready()) */
+		return -err;
 	}
-	if (boot && regs_setup_pvh(fd, vm->entry, (uint32_t)vm->start_info) < 0) {
+	if (boot && regs_setup_pvh(v->fd, vm->entry, (uint32_t)vm->start_info) < 0) {
 		err = errno;
 		log_error("vCPU %d: setting entry registers: %s", id, strerror(err));
-		goto fail;
+		return -err;
 	}
 	return 0;
-fail:
-	vcpu_destroy(v);
-	return -err;
 }
 
 /*

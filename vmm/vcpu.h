@@ -66,10 +66,22 @@ struct vcpu {
 
 /*
  * Create the KVM vCPU `id` (fd, kvm_run mapping; its thread sets its CPUID before its first
- * KVM_RUN, and a failure there stops the VM) in `v`. If `boot` it gets the PVH entry state;
- * otherwise KVM leaves it waiting for INIT/SIPI. Main thread. Returns 0 or -errno (logged).
+ * KVM_RUN, and a failure there stops the VM) in `v`, which has no fd, mapping nor statistics
+ * fd yet (-1, NULL, -1) or is left from a setup that failed (see vcpu_ready()). If `boot` it
+ * gets the PVH entry state; otherwise KVM leaves it waiting for INIT/SIPI. Main thread.
+ * Returns 0 or -errno (logged).
  */
 int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot);
+
+/*
+ * The vCPU was created and set up. KVM cannot destroy one vCPU nor create its id twice, so a
+ * vCPU whose setup failed after KVM_CREATE_VCPU keeps its fd: vcpu_create() on it again
+ * finishes the setup.
+ */
+static inline bool vcpu_ready(const struct vcpu *v)
+{
+	return v->reset != NULL;
+}
 
 /*
  * Set the vCPU's CPUID now if it is not set yet (its thread does it otherwise, before its

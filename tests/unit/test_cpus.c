@@ -67,6 +67,7 @@ static struct {
 	struct kvm_run *run[MAX_CPUS];
 	atomic_uint created; /* KVM_CREATE_VCPU calls */
 	bool fail_create; /* KVM_CREATE_VCPU fails with ENOSPC (KVM's limit) */
+	bool fail_mmap; /* the next kvm_run mapping fails with ENOMEM */
 	atomic_uint cpuid_set[MAX_CPUS]; /* KVM_SET_CPUID2 calls per vCPU */
 	atomic_uint runs[MAX_CPUS]; /* KVM_RUN entries per vCPU */
 	atomic_uint runnable[MAX_CPUS]; /* KVM_SET_MP_STATE RUNNABLE: a direct start applied */
@@ -142,9 +143,15 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 
 void *__wrap_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	void *p = __real_mmap(addr, len, prot, flags, fd, off);
+	void *p;
 	int id = vcpu_of_fd(fd);
 
+	if (id >= 0 && kvm.fail_mmap) {
+		kvm.fail_mmap = false;
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	p = __real_mmap(addr, len, prot, flags, fd, off);
 	if (id >= 0 && p != MAP_FAILED)
 		kvm.run[id] = p;
 	return p;
@@ -408,10 +415,16 @@ static int setup(void **state)
 	return 0;
 }
 
-/* The same with --spare-vcpus 1. */
+/* The same with --spare-vcpus 1, and 2. */
 static int setup_spare(void **state)
 {
 	cfg.spare_vcpus = 1;
+	return setup(state);
+}
+
+static int setup_spares(void **state)
+{
+	cfg.spare_vcpus = 2;
 	return setup(state);
 }
 
@@ -705,6 +718,41 @@ static void test_spare_vcpus_fallback(void **state)
 	assert_true(kvm.fd[3] < 0);
 }
 
+/* One spare per pass of the main loop, which it wakes again while more are wanted. */
+static void test_spare_vcpus_one_per_pass(void **state)
+{
+	uint64_t n = 0;
+
+	(void)state;
+	cpus_process(vm.cpus);
+	assert_int_equal(atomic_load(&kvm.created), 3);
+	assert_int_equal(read(cpus_wake_fd(vm.cpus), &n, sizeof(n)), sizeof(n));
+	assert_true(n > 0);
+	cpus_process(vm.cpus);
+	assert_int_equal(atomic_load(&kvm.created), 4);
+	assert_true(kvm.fd[2] >= 0 && kvm.fd[3] >= 0);
+	assert_int_equal(read(cpus_wake_fd(vm.cpus), &n, sizeof(n)), -1); /* nothing more */
+}
+
+/*
+ * A spare whose setup fails after KVM created it (its kvm_run mapping) keeps its fd: KVM
+ * would refuse the id again. The refills end; the slot's add finishes the setup on that fd.
+ */
+static void test_spare_vcpu_half_created(void **state)
+{
+	(void)state;
+	kvm.fail_mmap = true;
+	cpus_process(vm.cpus);
+	assert_int_equal(atomic_load(&kvm.created), 3);
+	assert_true(kvm.fd[2] >= 0);
+	assert_false(cpus_present(vm.cpus, 2));
+	cpus_process(vm.cpus);
+	assert_int_equal(atomic_load(&kvm.created), 3);
+	host_add(2, NULL); /* the mock fails the test if KVM_CREATE_VCPU comes again */
+	assert_int_equal(atomic_load(&kvm.created), 3);
+	assert_int_equal(atomic_load(&kvm.cpuid_set[2]), 1); /* by its thread */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -721,6 +769,10 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spare_vcpus, setup_spare, teardown),
 		cmocka_unit_test_setup_teardown(test_spare_vcpus_fallback, setup_spare, teardown),
+		cmocka_unit_test_setup_teardown(test_spare_vcpus_one_per_pass, setup_spares,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_spare_vcpu_half_created, setup_spare,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
