@@ -62,6 +62,8 @@ struct cpus {
 	bool started, boot_started; /* main thread */
 	/* --spare-vcpus: wanted, slots with `spare` set, the lowest slot that may have no vCPU */
 	unsigned spares_wanted, spares, spare_scan; /* main thread */
+	_Atomic uint64_t busy_ns; /* CLOCK_MONOTONIC of the last hotplug activity (any thread) */
+	uint64_t spare_quiet_ns; /* CPUS_SPARE_QUIET_MS; main thread */
 	enum cpus_run_state run_state; /* main thread */
 	struct vcpu_gate gate; /* closed: every vCPU thread waits before KVM_RUN */
 	bool gate_ready;
@@ -85,6 +87,12 @@ static void emit(struct cpus *c, const struct cpus_event *e)
 {
 	if (c->event_fn)
 		c->event_fn(c->event_opaque, e);
+}
+
+/* Hotplug activity now: spare vCPUs wait for CPUS_SPARE_QUIET_MS without any. */
+static void note_activity(struct cpus *c)
+{
+	atomic_store(&c->busy_ns, now_ns());
 }
 
 static void wake_main_loop(struct cpus *c)
@@ -116,6 +124,7 @@ static void on_eject(void *opaque, unsigned slot)
 	struct cpus *c = opaque;
 
 	atomic_store(&c->slots[slot].eject_pending, true);
+	note_activity(c);
 	wake_main_loop(c);
 }
 
@@ -126,6 +135,7 @@ static void on_ost(void *opaque, unsigned slot, uint32_t source, uint32_t status
 	struct cpus_event e = { .type = CPUS_EVENT_OST, .slot = slot };
 	uint64_t d = atomic_load(&s->unplug_deadline);
 
+	note_activity(c);
 	/*
 	 * _OST of an eject request: the guest said no. Marked only while a request is in
 	 * flight (a hostile guest may answer any number of times); the main loop reports it,
@@ -153,6 +163,7 @@ static void on_report(void *opaque, unsigned slot, bool online, int32_t result, 
 		e.requested = true;
 		e.host_ns = now_ns() - since;
 	}
+	note_activity(c);
 	emit(c, &e);
 }
 
@@ -198,6 +209,7 @@ int cpus_create(struct vm *vm)
 	c->vm = vm;
 	c->nr = vm->cfg->max_cpus;
 	c->spares_wanted = vm->cfg->spare_vcpus;
+	c->spare_quiet_ns = CPUS_SPARE_QUIET_MS * 1000000ull;
 	c->wake_fd = -1;
 	pthread_mutex_init(&c->lock, NULL);
 	vm->cpus = c;
@@ -316,7 +328,7 @@ int cpus_start_boot(struct cpus *c, bool paused)
 		}
 	}
 	c->boot_started = true;
-	wake_main_loop(c); /* cpus_process() creates the spare vCPUs, off the boot's path */
+	note_activity(c); /* the spare vCPUs come once the boot's bring-up is quiet */
 	return 0;
 }
 
@@ -439,11 +451,10 @@ int cpus_add(struct cpus *c, unsigned slot, const char *id)
 		return ret;
 	ahead = s->spare;
 	if (ahead) {
-		/* Used: cpus_process() creates the next spare once this add is answered. */
-		s->spare = false;
+		s->spare = false; /* the next comes once hotplug is quiet (create_spares()) */
 		c->spares--;
-		wake_main_loop(c);
 	}
+	note_activity(c);
 	atomic_store(&s->request_ns, now_ns());
 	free(s->id); /* NULL: an ejected CPU's id went with it */
 	s->id = id ? strdup(id) : NULL;
@@ -470,6 +481,7 @@ int cpus_request_removal(struct cpus *c, unsigned slot)
 		return ret;
 	atomic_store(&s->request_ns, now_ns());
 	atomic_store(&s->unplug_deadline, now_ns() + CPUS_UNPLUG_TIMEOUT_MS * 1000000ull);
+	note_activity(c);
 	return 0;
 }
 
@@ -498,11 +510,20 @@ int cpus_wake_fd(const struct cpus *c)
 	return c->wake_fd;
 }
 
+/* A spare vCPU is wanted and a slot may take one (create_spares()). */
+static bool spare_wanted(const struct cpus *c)
+{
+	return c->boot_started && c->spares < c->spares_wanted && c->spare_scan < c->nr &&
+	       !vm_stopping(c->vm);
+}
+
 int cpus_next_timeout_ms(const struct cpus *c)
 {
 	uint64_t now = now_ns(), next = 0;
 	unsigned i;
 
+	if (spare_wanted(c))
+		next = atomic_load(&c->busy_ns) + c->spare_quiet_ns;
 	for (i = 0; i < c->nr; i++) {
 		uint64_t d = atomic_load(&c->slots[i].unplug_deadline);
 
@@ -561,20 +582,22 @@ static void carry_out_ejects(struct cpus *c)
 
 /*
  * --spare-vcpus: keep that many vCPUs created (fd, kvm_run, statistics fd, CPUID) and parked
- * for the lowest slots that never had one, so that a hot-add there skips the creation (the
- * QMP reply's largest host cost: ~0.1-0.2 ms here, most of an add's host time on hardware
- * KVM). Runs from the main loop after the boot vCPUs started and after each add that used a
- * spare, so that neither waits for it; one vCPU per pass, the main loop woken again for the
- * next, so that a large N never holds up QMP. A failure (KVM's or the host's limit) ends the
- * refills, with a warning: adds then create their vCPUs as without spares (a vCPU KVM
- * created before its setup failed keeps its fd, and its add finishes the setup).
+ * for the lowest slots that never had one, so that a hot-add there skips the creation
+ * (~0.15 ms of the VMM's ~0.25 ms here: bench/hotplug/reply). Creating one costs the host
+ * about as much CPU as an add saves, so it is done only once hotplug has been quiet for
+ * CPUS_SPARE_QUIET_MS (no add, removal, eject, _OST or report), never beside an operation
+ * in flight, whose vCPUs and client it would take host CPU from: one per pass of the main
+ * loop, which comes back at once for the next while it stays quiet. A failure (KVM's or
+ * the host's limit) ends the refills, with a warning: adds then create their vCPUs as
+ * without spares (a vCPU KVM created before its setup failed keeps its fd, and its add
+ * finishes the setup).
  */
 static void create_spares(struct cpus *c)
 {
-	if (!c->boot_started || vm_stopping(c->vm))
+	if (!spare_wanted(c) || now_ns() - atomic_load(&c->busy_ns) < c->spare_quiet_ns)
 		return;
 	/* A slot's vCPU, once created, stays until the VM ends: the scan never goes back. */
-	for (; c->spare_scan < c->nr && c->spares < c->spares_wanted; c->spare_scan++) {
+	for (; c->spare_scan < c->nr; c->spare_scan++) {
 		unsigned i = c->spare_scan;
 		struct cpu_slot *s = &c->slots[i];
 
@@ -592,10 +615,13 @@ static void create_spares(struct cpus *c)
 		s->spare = true;
 		c->spares++;
 		log_debug("vCPU %u: created ahead of a hot-add (spare)", i);
-		if (c->spares < c->spares_wanted)
-			wake_main_loop(c); /* the next one on the next pass */
 		return;
 	}
+}
+
+void cpus_set_spare_quiet_ms(struct cpus *c, unsigned ms)
+{
+	c->spare_quiet_ns = ms * 1000000ull;
 }
 
 void cpus_process(struct cpus *c)
@@ -606,7 +632,7 @@ void cpus_process(struct cpus *c)
 		log_error("cpus: eventfd: %s", strerror(errno));
 	check_removals(c);
 	carry_out_ejects(c);
-	create_spares(c);
+	create_spares(c); /* after the ejects: one just carried out counts as activity */
 }
 
 void cpus_stop_all(struct cpus *c)

@@ -10,7 +10,7 @@
  * A slot's state, changed only by the main thread, under cpus' lock:
  *
  *   ABSENT --add--> RUNNING --eject, stop--> STOPPING --joined--> PARKED --add--> RUNNING
- *   ABSENT --created ahead (--spare-vcpus, main loop)--> PARKED
+ *   ABSENT --created ahead (--spare-vcpus, main loop, once hotplug is quiet)--> PARKED
  *
  * A vCPU thread asking for a direct start checks the state and kicks the target under the
  * same lock, so no kick reaches a thread being joined, and a start not applied yet ends
@@ -30,6 +30,8 @@ struct cpus;
 
 /* How long a guest has to complete a removal before CPUS_EVENT_UNPLUG_FAILED. */
 #define CPUS_UNPLUG_TIMEOUT_MS 10000
+/* Spare vCPUs (--spare-vcpus) are created once hotplug has been quiet this long. */
+#define CPUS_SPARE_QUIET_MS 10
 
 enum cpus_event_type {
 	CPUS_EVENT_OST, /* the guest wrote an _OST status for the slot (any vCPU thread) */
@@ -137,18 +139,21 @@ pid_t cpus_tid(const struct cpus *c, unsigned slot);
 const char *cpus_id(const struct cpus *c, unsigned slot);
 
 /*
- * Readable when the main loop has work here (an eject, a refused removal, a spare vCPU to
- * create): it then calls cpus_process(), as it does when cpus_next_timeout_ms() expires.
+ * Readable when the main loop has work here (an eject, a refused removal): it then calls
+ * cpus_process(), as it does when cpus_next_timeout_ms() expires.
  */
 int cpus_wake_fd(const struct cpus *c);
-/* Milliseconds to the next removal deadline (-1: none). */
+/* Milliseconds to the next removal deadline or spare vCPU's creation (-1: none). */
 int cpus_next_timeout_ms(const struct cpus *c);
 /*
  * Report removals refused or overdue (CPUS_EVENT_UNPLUG_FAILED), then carry out ejects: the
  * thread ends, the fd is parked, CPUS_EVENT_DELETED, the id is forgotten. Then create the
- * next spare vCPU if one is wanted (--spare-vcpus). Main thread.
+ * next spare vCPU if one is wanted (--spare-vcpus) and hotplug has been quiet for
+ * CPUS_SPARE_QUIET_MS. Main thread.
  */
 void cpus_process(struct cpus *c);
+/* Unit tests: how long hotplug must be quiet before a spare vCPU (CPUS_SPARE_QUIET_MS). */
+void cpus_set_spare_quiet_ms(struct cpus *c, unsigned ms);
 
 /* End every vCPU thread: all are kicked, then each is joined. Main thread, at the end. */
 void cpus_stop_all(struct cpus *c);

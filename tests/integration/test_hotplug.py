@@ -149,8 +149,8 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
         rnd = random.Random(2026)
         spare = lambda have: [c for c in range(6) if c not in have][:1]  # noqa: E731
         with Qmp(path) as q:
+            wait_vcpu_fds(vm, [0, 1, *spare({0, 1})])
             before = counts(pid)
-            assert vcpu_fds(pid) == [0, 1, *spare({0, 1})]
             present = {0, 1}
             seen = {}
             created = set()
@@ -184,13 +184,13 @@ def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
                 q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": "cpu1",
                                      "socket-id": 0, "core-id": 1, "thread-id": 0})
                 q.wait_event("ACPI_DEVICE_OST", TIMEOUT)
-            after = counts(pid)
             # Each vCPU created keeps two fds while parked: its KVM fd and its statistics
             # fd (query-stats); nothing else grows. The one spare (--spare-vcpus' default)
             # is the lowest slot without a vCPU, at the start slot 2, at the end the lowest
             # slot never added, if any.
             end = sorted({0, 1, *created, *spare({0, 1, *created})})
-            assert vcpu_fds(pid) == end, vm.transcript()
+            wait_vcpu_fds(vm, end)
+            after = counts(pid)
             assert after == (before[0] + 2 * (len(end) - 3), before[1]), (before, after, end)
         assert vm.wait_exit(TIMEOUT) == 0, vm.transcript()
         assert vm.lines(r"^selftest hotplug_churn: pass$"), vm.transcript()
@@ -215,6 +215,15 @@ def vcpu_fds(pid):
     return sorted(ids)
 
 
+def wait_vcpu_fds(vm, want):
+    """The VMM creates a spare vCPU once hotplug has been quiet for 10 ms: wait for the
+    vCPUs `want` to exist, bounded."""
+    deadline = time.monotonic() + TIMEOUT
+    while vcpu_fds(vm.proc.pid) != want:
+        assert time.monotonic() < deadline, (vcpu_fds(vm.proc.pid), want, vm.transcript())
+        time.sleep(0.01)
+
+
 def vmm_added(vm, core, n):
     """The VMM's log line of its n-th add of `core` (its stderr, read as it comes)."""
     deadline = time.monotonic() + TIMEOUT
@@ -228,24 +237,21 @@ def vmm_added(vm, core, n):
 @pytest.mark.parametrize("spares", [0, 2])
 def test_spare_vcpus_created_ahead(tmp_path, spares):
     # --spare-vcpus N keeps N vCPUs created (not present) for the lowest slots that never
-    # had one; an add there uses one and the next is created after the reply. With 0, each
-    # add creates its vCPU (the fallback). Either way the guest brings every CPU online.
+    # had one; an add there uses one and the next is created once hotplug is quiet. With 0,
+    # each add creates its vCPU (the fallback). Either way the guest brings every CPU online.
     vm, q = start(tmp_path, "1,maxcpus=4", extra=("--spare-vcpus", str(spares)))
     pid = vm.proc.pid
     ahead = " (created ahead)" if spares else ""
     with vm, q:
         seen = {}
-        q.cmd("query-status")  # the main loop has run past the boot's refill
-        assert vcpu_fds(pid) == list(range(1 + spares)), vm.transcript()
+        wait_vcpu_fds(vm, list(range(1 + spares)))
         assert vmm_view(q) == [0]
         add(q, vm, 1, seen)
         assert vmm_added(vm, 1, 1) == f"plugvm: vCPU 1 added as cpu1{ahead}"
-        q.cmd("query-status")
-        assert vcpu_fds(pid) == list(range(2 + spares))
+        wait_vcpu_fds(vm, list(range(2 + spares)))
         add(q, vm, 3, seen)
         assert vmm_added(vm, 3, 1) == f"plugvm: vCPU 3 added as cpu3{ahead}"
-        q.cmd("query-status")
-        assert vcpu_fds(pid) == ([0, 1, 2, 3] if spares else [0, 1, 3])
+        wait_vcpu_fds(vm, [0, 1, 2, 3] if spares else [0, 1, 3])
         remove(q, vm, 1)
         add(q, vm, 1, seen)  # its parked vCPU, not a spare
         assert vmm_added(vm, 1, 2) == "plugvm: vCPU 1 added as cpu1"

@@ -659,26 +659,53 @@ static void test_direct_start_never_signals_a_joined_thread(void **state)
 }
 
 /*
- * --spare-vcpus 1: once the boot CPUs started, the main loop creates the lowest slot's vCPU
- * (CPUID set, no thread, not present); an add there uses it, creates nothing and leaves the
- * CPUID to it, and the main loop then creates the next one; nothing once every slot has one.
+ * The spare vCPUs' wait for a quiet moment, made exact: `quiet()` ends it (no wait), and
+ * `busy()` makes it longer than any test (a minute), so that "not yet" does not depend on
+ * how long the test's own steps took on a loaded host.
+ */
+static void quiet(void)
+{
+	cpus_set_spare_quiet_ms(vm.cpus, 0);
+}
+
+static void busy(void)
+{
+	cpus_set_spare_quiet_ms(vm.cpus, 60000);
+}
+
+/*
+ * --spare-vcpus 1: once hotplug has been quiet for CPUS_SPARE_QUIET_MS after the boot CPUs
+ * started, the main loop creates the lowest slot's vCPU (CPUID set, no thread, not
+ * present); an add there uses it, creates nothing and leaves the CPUID to it; the next
+ * comes once hotplug is quiet again, never right after an add; none once every slot has one.
  */
 static void test_spare_vcpus(void **state)
 {
 	(void)state;
+	busy();
+	cpus_process(vm.cpus); /* the boot's bring-up is not quiet yet */
 	assert_int_equal(atomic_load(&kvm.created), 2);
+	assert_true(cpus_next_timeout_ms(vm.cpus) > 50000); /* the main loop comes back for it */
+	quiet();
+	assert_int_equal(cpus_next_timeout_ms(vm.cpus), 0);
 	cpus_process(vm.cpus);
 	assert_int_equal(atomic_load(&kvm.created), 3);
 	assert_true(kvm.fd[2] >= 0);
 	assert_false(cpus_present(vm.cpus, 2));
 	assert_int_equal(atomic_load(&kvm.cpuid_set[2]), 1);
 	assert_int_equal(atomic_load(&kvm.runs[2]), 0);
-	cpus_process(vm.cpus); /* one is wanted, one is there */
+	assert_int_equal(cpus_next_timeout_ms(vm.cpus), -1); /* one is wanted, one is there */
+	cpus_process(vm.cpus);
 	assert_int_equal(atomic_load(&kvm.created), 3);
 
+	busy();
 	host_add(2, "cpu2");
 	assert_int_equal(atomic_load(&kvm.created), 3);
 	assert_int_equal(atomic_load(&kvm.cpuid_set[2]), 1);
+	cpus_process(vm.cpus); /* right after an add: not yet */
+	assert_true(cpus_next_timeout_ms(vm.cpus) > 50000);
+	assert_int_equal(atomic_load(&kvm.created), 3);
+	quiet();
 	cpus_process(vm.cpus);
 	assert_int_equal(atomic_load(&kvm.created), 4);
 	assert_true(kvm.fd[3] >= 0 && !cpus_present(vm.cpus, 3));
@@ -689,18 +716,21 @@ static void test_spare_vcpus(void **state)
 	assert_false(cpus_present(vm.cpus, 2));
 	host_add(3, NULL);
 	host_add(2, NULL);
+	quiet();
 	cpus_process(vm.cpus); /* every slot has its vCPU */
 	assert_int_equal(atomic_load(&kvm.created), 4);
 	assert_int_equal(atomic_load(&kvm.cpuid_set[3]), 1);
+	assert_int_equal(cpus_next_timeout_ms(vm.cpus), -1);
 }
 
 /*
- * A spare KVM refuses to create ends the refills (logged once); an add then creates its
+ * A spare KVM refuses to create ends the refills (with a warning); an add then creates its
  * vCPU itself, and no refill follows it. While the VM stops, none is created.
  */
 static void test_spare_vcpus_fallback(void **state)
 {
 	(void)state;
+	quiet();
 	stopping = true;
 	cpus_process(vm.cpus);
 	assert_int_equal(atomic_load(&kvm.created), 2);
@@ -714,24 +744,24 @@ static void test_spare_vcpus_fallback(void **state)
 	host_add(2, NULL);
 	assert_int_equal(atomic_load(&kvm.created), 3);
 	assert_int_equal(atomic_load(&kvm.cpuid_set[2]), 1); /* by its thread */
+	quiet();
 	cpus_process(vm.cpus);
 	assert_true(kvm.fd[3] < 0);
+	assert_int_equal(cpus_next_timeout_ms(vm.cpus), -1);
 }
 
-/* One spare per pass of the main loop, which it wakes again while more are wanted. */
+/* One spare per pass of the main loop, which comes back at once for the next. */
 static void test_spare_vcpus_one_per_pass(void **state)
 {
-	uint64_t n = 0;
-
 	(void)state;
+	quiet();
 	cpus_process(vm.cpus);
 	assert_int_equal(atomic_load(&kvm.created), 3);
-	assert_int_equal(read(cpus_wake_fd(vm.cpus), &n, sizeof(n)), sizeof(n));
-	assert_true(n > 0);
+	assert_int_equal(cpus_next_timeout_ms(vm.cpus), 0);
 	cpus_process(vm.cpus);
 	assert_int_equal(atomic_load(&kvm.created), 4);
 	assert_true(kvm.fd[2] >= 0 && kvm.fd[3] >= 0);
-	assert_int_equal(read(cpus_wake_fd(vm.cpus), &n, sizeof(n)), -1); /* nothing more */
+	assert_int_equal(cpus_next_timeout_ms(vm.cpus), -1);
 }
 
 /*
@@ -741,6 +771,7 @@ static void test_spare_vcpus_one_per_pass(void **state)
 static void test_spare_vcpu_half_created(void **state)
 {
 	(void)state;
+	quiet();
 	kvm.fail_mmap = true;
 	cpus_process(vm.cpus);
 	assert_int_equal(atomic_load(&kvm.created), 3);
