@@ -26,3 +26,11 @@ bench-hotplug-profile: $(B)/plugvm guest
 	@mkdir -p build/bench
 	$(Q)set -o pipefail; bench/hotplug/profile --plugvm $(B)/plugvm --kernel build/guest.elf \
 		$(PROFILE_ARGS) | tee build/bench/hotplug-profile.md
+
+# plugvm's device_add reply (its host-side share of an add) with a spare vCPU, one created in
+# the add and a parked one; not part of `make bench`; see bench/README.md's hotplug part.
+.PHONY: bench-hotplug-reply
+bench-hotplug-reply: $(B)/plugvm guest
+	@mkdir -p build/bench
+	$(Q)set -o pipefail; bench/hotplug/reply --plugvm $(B)/plugvm --kernel build/guest.elf \
+		$(REPLY_ARGS) | tee build/bench/hotplug-reply.md
