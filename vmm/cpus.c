@@ -180,6 +180,7 @@ static int on_direct_start(void *opaque, unsigned slot, const struct long_mode_s
 	struct cpu_slot *s = &c->slots[slot];
 	int ret = -EINVAL;
 
+	note_activity(c); /* a CPU starting, at boot too: no spare vCPU is made beside it */
 	/* Under the lock: the thread stays RUNNING, so it is not joined before the kick. */
 	pthread_mutex_lock(&c->lock);
 	if (atomic_load(&s->state) == SLOT_RUNNING) {
@@ -585,9 +586,9 @@ static void carry_out_ejects(struct cpus *c)
  * for the lowest slots that never had one, so that a hot-add there skips the creation
  * (~0.15 ms of the VMM's ~0.25 ms here: bench/hotplug/reply). Creating one costs the host
  * about as much CPU as an add saves, so it is done only once hotplug has been quiet for
- * CPUS_SPARE_QUIET_MS (no add, removal, eject, _OST or report), never beside an operation
- * in flight, whose vCPUs and client it would take host CPU from: one per pass of the main
- * loop, which comes back at once for the next while it stays quiet. A failure (KVM's or
+ * CPUS_SPARE_QUIET_MS (no add, removal, direct start, eject, _OST or report), never beside
+ * an operation in flight, whose vCPUs and client it would take host CPU from: one per pass
+ * of the main loop, which comes back at once for the next while it stays quiet. A failure (KVM's or
  * the host's limit) ends the refills, with a warning: adds then create their vCPUs as
  * without spares (a vCPU KVM created before its setup failed keeps its fd, and its add
  * finishes the setup).
