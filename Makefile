@@ -251,6 +251,8 @@ format:
 check-static:
 	@echo "  CHECK   includes"
 	$(Q)bash scripts/check-includes.sh
+	@echo "  CHECK   docs name only what exists"
+	$(Q)/usr/bin/python3 scripts/check-docs.py
 	@echo "  CHECK   clang-format"
 	$(Q)clang-format --dry-run -Werror $(FORMAT_FILES)
 	@echo "  CHECK   cppcheck"

@@ -3,7 +3,7 @@
  * The floor of a boot: the least a KVM process must do to run what plugvm runs, with raw
  * <linux/kvm.h> and no plugvm code. The same setup plugvm cannot skip, in KVM's cheap order:
  * open /dev/kvm, read the supported CPUID, create the VM (TSS and identity-map addresses),
- * one memory slot of the guest's size (before the irqchip: ~7 ms less, specs/kvm-costs.md),
+ * one memory slot of the guest's size (before the irqchip: ~7 ms less, docs/design.md),
  * the in-kernel irqchip; then N vCPUs, each on its own thread with its CPUID (the supported
  * list; vCPU 0 reads the TSC rate as plugvm does) and 32-bit flat protected mode at a PVH-style
  * entry (`out %al, $0xf4`), RUNNABLE, run to its first exit (KVM_EXIT_IO); then exit (the
