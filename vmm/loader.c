@@ -190,7 +190,8 @@ int loader_read_file(const char *path, uint64_t max, uint8_t **img, size_t *len,
 	*img = NULL;
 	*len = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or a device is refused below, not waited on in open(). */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return fail(err, errlen, -errno, "kernel %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0) {

@@ -30,8 +30,10 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 
 /*
  * Read the regular file `path` (at most LOADER_MAX_FILE_BYTES and `max` bytes) into *img
- * (malloc'd; the caller frees it), its size in *len. Returns 0 or -errno with err naming the
- * file and the reason.
+ * (malloc'd; the caller frees it), its size in *len. Never blocks in open(): a FIFO, a device
+ * or a directory is -EINVAL "not a regular file" (test_errors.py:
+ * test_kernel_that_is_not_a_regular_file_is_refused_without_blocking). Returns 0 or -errno
+ * with err naming the file and the reason.
  */
 int loader_read_file(const char *path, uint64_t max, uint8_t **img, size_t *len, char *err,
 		     size_t errlen);

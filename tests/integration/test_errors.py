@@ -86,6 +86,19 @@ def test_kernel_is_a_directory(workdir):
     assert_error(run("--kernel", workdir), USAGE, r"not a regular file")
 
 
+@pytest.mark.parametrize("kind", ["fifo", "char-device"])
+def test_kernel_that_is_not_a_regular_file_is_refused_without_blocking(workdir, kind):
+    # A FIFO nobody writes to would block a plain open() for ever: the timeout fails the test.
+    if kind == "fifo":
+        path = os.path.join(workdir, "k.fifo")
+        os.mkfifo(path)
+    else:
+        path = "/dev/null"
+    p = subprocess.run([PLUGVM, "--kernel", path, "--qmp", "none"], capture_output=True,
+                       text=True, timeout=10)
+    assert_error(p, USAGE, rf"kernel {path}: not a regular file")
+
+
 def test_kernel_not_elf(workdir):
     path = kernel_file(workdir, "junk", os.urandom(4096))
     assert_error(run("--kernel", path), USAGE, r"not an ELF file")
