@@ -12,6 +12,7 @@
 #include "config.h"
 #include "domain_xml.h"
 #include "exitcode.h"
+#include "fds.h"
 #include "log.h"
 #include "machine.h"
 #include "plugvm_abi.h"
@@ -42,6 +43,15 @@ int main(int argc, char **argv)
 	char err[512];
 	int status;
 
+	/*
+	 * Before anything opens a descriptor: only stdio survives from the parent. No option
+	 * names a descriptor yet; one that does (QEMU's fd=N, -add-fd) adds it to this list.
+	 */
+	status = fds_close_inherited(NULL, 0);
+	if (status) {
+		log_error("closing inherited descriptors: %s", strerror(-status));
+		return PLUGVM_EXIT_SETUP;
+	}
 	switch (config_parse(&cfg, argc, argv, err, sizeof(err))) {
 	case CONFIG_HELP:
 		fputs(config_usage, stdout);

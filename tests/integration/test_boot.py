@@ -216,3 +216,31 @@ def test_direct_start_junk_is_warned_about_and_harmless():
                     "stderr"), vm.transcript()
     assert vm.lines(r"^plugvm: warning: direct start: context 0x[0-9a-f]+ is not 8-byte "
                     r"aligned$", "stderr"), vm.transcript()
+
+
+def test_inherited_descriptors_are_closed_at_start(tmp_path):
+    # A descriptor the parent leaves open (no O_CLOEXEC) must not live on in the sandboxed
+    # VMM: plugvm closes every descriptor above stdio at start (vmm/fds.c).
+    leaked = tmp_path / "leaked"
+    leaked.write_text("not the VMM's\n")
+    sock = str(tmp_path / "qmp.sock")
+    fd = os.open(leaked, os.O_RDONLY)
+    try:
+        p = subprocess.Popen([PLUGVM, "-S", "--qmp", sock, "--append", "halt"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, pass_fds=(fd,))
+    finally:
+        os.close(fd)
+    try:
+        wait_socket(sock)
+        # Listening on its socket, paused before the guest runs: setup is over.
+        fds = {int(n): os.readlink(f"/proc/{p.pid}/fd/{n}") for n in
+               os.listdir(f"/proc/{p.pid}/fd")}
+        assert str(leaked) not in fds.values(), fds
+        assert fd not in fds or fds[fd] != str(leaked), fds
+        with Qmp(sock) as q:
+            q.cmd("quit")
+        assert p.wait(timeout=BOOT_TIMEOUT) == 0, p.stderr.read()
+    finally:
+        p.kill()
+        p.wait()
