@@ -9,7 +9,7 @@ PACKAGES=(
 	gcc make libc6-dev linux-libc-dev binutils
 	libjson-c-dev libxml2-dev libxml2-utils pkg-config libseccomp-dev
 	# tests
-	libcmocka-dev python3 python3-pytest socat util-linux procps
+	libcmocka-dev python3 python3-pytest socat util-linux procps time
 	qemu-system-x86
 	libvirt-daemon-system libvirt-clients
 	# analysis, fuzzing, benchmarks, plots

@@ -2,17 +2,23 @@
 /*
  * A libvirt domain document into struct vm_config (see domain_xml.h, docs/domain-xml.md).
  * Every element plugvm meets is either read, refused with an error naming it, or warned
- * about once; nothing is silently dropped. The document is untrusted input: no network,
- * no entity expansion, every number range-checked.
+ * about once; nothing is silently dropped. The document is untrusted input: read whole
+ * within DOMAIN_XML_MAX_BYTES, refused if it has a DOCTYPE (so no entity is declared, none
+ * expanded), no network, every number range-checked and every string kept bounded.
  */
 #include "domain_xml.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
@@ -338,6 +344,47 @@ static int set_str(char **dst, char *val)
 	return 0;
 }
 
+/* <name>: 1..DOMAIN_XML_MAX_NAME bytes, no newline (libvirt's rules). */
+static int read_name(struct reader *r, const xmlNode *n)
+{
+	char *v = text(n);
+	size_t len = v ? strlen(v) : 0;
+	bool newline = len && memchr(v, '\n', len);
+
+	if (!v)
+		return -ENOMEM;
+	if (len && len <= DOMAIN_XML_MAX_NAME && !newline)
+		return set_str(&r->cfg->name, v);
+	free(v);
+	return fail(r, "%s: <name>: %zu bytes%s: not a domain name (1..%d bytes, one line)",
+		    r->path, len, newline && len <= DOMAIN_XML_MAX_NAME ? " with a newline" : "",
+		    DOMAIN_XML_MAX_NAME);
+}
+
+/* <uuid>: 32 hex digits and dashes, at most DOMAIN_XML_MAX_UUID bytes (libvirt's buffer). */
+static int read_uuid(struct reader *r, const xmlNode *n)
+{
+	char *v = text(n);
+	size_t i, len, digits = 0;
+
+	if (!v)
+		return -ENOMEM;
+	len = strlen(v);
+	for (i = 0; i < len && len <= DOMAIN_XML_MAX_UUID; i++)
+		if (isxdigit((unsigned char)v[i]))
+			digits++;
+		else if (v[i] != '-')
+			break;
+	if (len > DOMAIN_XML_MAX_UUID || i < len || digits != 32) {
+		free(v);
+		return fail(r,
+			    "%s: <uuid>: not a UUID (32 hex digits, as "
+			    "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)",
+			    r->path);
+	}
+	return set_str(&r->cfg->uuid, v);
+}
+
 static int read_os(struct reader *r, const xmlNode *os)
 {
 	const xmlNode *n;
@@ -372,9 +419,15 @@ static int read_os(struct reader *r, const xmlNode *os)
 		} else if (is(n, "kernel")) {
 			char *k = text(n);
 
-			if (k && !*k) {
+			if (k && (!*k || strlen(k) >= PATH_MAX)) {
+				size_t len = strlen(k);
+
 				free(k);
-				return fail(r, "%s: <os><kernel>: empty", r->path);
+				return len ? fail(r,
+						  "%s: <os><kernel>: %zu bytes, longer than a file "
+						  "name may be (%d)",
+						  r->path, len, PATH_MAX - 1)
+					   : fail(r, "%s: <os><kernel>: empty", r->path);
 			}
 			if (set_str(&r->cfg->kernel_path, k))
 				return -ENOMEM;
@@ -426,6 +479,10 @@ static int read_console(struct reader *r, const xmlNode *n)
 		if (!path || !*path)
 			ret = fail(r, "%s: <%s type='file'>: needs <source path='FILE'/>", r->path,
 				   n->name);
+		else if (strlen(path) >= PATH_MAX)
+			ret = fail(r,
+				   "%s: <%s><source path=...>: longer than a file name may be (%d)",
+				   r->path, n->name, PATH_MAX - 1);
 		else if (r->cfg->console_path && strcmp(r->cfg->console_path, path))
 			ret = fail(r,
 				   "%s: <%s type='file'>: %s, but the console already goes to %s "
@@ -731,9 +788,9 @@ static int read_domain(struct reader *r, const xmlNode *root)
 		if (n->type != XML_ELEMENT_NODE)
 			continue;
 		if (is(n, "name"))
-			ret = set_str(&r->cfg->name, text(n));
+			ret = read_name(r, n);
 		else if (is(n, "uuid"))
-			ret = set_str(&r->cfg->uuid, text(n));
+			ret = read_uuid(r, n);
 		else if (is(n, "title") || is(n, "description"))
 			;
 		else if (is(n, "memory"))
@@ -792,30 +849,172 @@ static int read_domain(struct reader *r, const xmlNode *root)
 	return 0;
 }
 
+/*
+ * The file at `path` whole (malloc'd, NUL-terminated, its length in *len), at most
+ * DOMAIN_XML_MAX_BYTES: checked on its size before reading and on what was read (it may
+ * grow). Opened without blocking: a FIFO or a device is refused, not waited on. NULL with
+ * *ret the -errno (-EINVAL: not a regular file, too large) and err saying why.
+ */
+static char *read_document(const char *path, size_t *len, int *ret, char *err, size_t errlen)
+{
+	size_t cap = DOMAIN_XML_MAX_BYTES + 1, n = 0;
+	struct stat st;
+	char *b = NULL;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		goto sys_err;
+	if (fstat(fd, &st))
+		goto sys_err;
+	*ret = -EINVAL;
+	if (!S_ISREG(st.st_mode)) {
+		config_set_err(err, errlen, "--domain %s: not a regular file", path);
+		goto out;
+	}
+	if (st.st_size > DOMAIN_XML_MAX_BYTES)
+		goto too_large;
+	*ret = -ENOMEM;
+	b = malloc(cap + 1);
+	if (!b)
+		goto out;
+	while (n < cap) {
+		ssize_t got = read(fd, b + n, cap - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			goto sys_err;
+		if (!got)
+			break;
+		n += (size_t)got;
+	}
+	if (n > DOMAIN_XML_MAX_BYTES)
+		goto too_large;
+	b[n] = '\0';
+	*len = n;
+	close(fd);
+	return b;
+sys_err:
+	*ret = errno ? -errno : -EIO;
+	config_set_err(err, errlen, "--domain %s: %s", path, strerror(-*ret));
+	goto out;
+too_large:
+	*ret = -EINVAL;
+	config_set_err(err, errlen, "--domain %s: larger than the %u KiB a domain document may be",
+		       path, DOMAIN_XML_MAX_BYTES >> 10);
+out:
+	free(b);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * The markup counts of domain_xml.h over the raw bytes, conservatively: libxml2 reads them
+ * as UTF-8 (as told, whatever the document declares; a byte that is not UTF-8 makes it
+ * fall back to Latin-1), so every tag starts at a '<' byte, a tag ends at a '>' before the
+ * next '<' (an attribute value holding '<' ends the tag), and each attribute it parses
+ * takes one '=' byte. So the '=' between a '<' and the last '>' before the next '<' bound
+ * that tag's attributes; '=' in comments, PIs and text before a '>' count too (overcounted,
+ * never undercounted). Returns 0 or fail()'s -EINVAL.
+ */
+static int scan_markup(struct reader *r, const char *b, size_t len)
+{
+	const char *p = memchr(b, '<', len), *end = b + len;
+	unsigned long nr_markup = 0, nr_attrs = 0;
+
+	while (p) {
+		const char *next = memchr(p + 1, '<', (size_t)(end - p - 1)),
+			   *stop = next ? next : end;
+		const char *gt = stop;
+		unsigned long attrs = 0;
+
+		if (++nr_markup > DOMAIN_XML_MAX_MARKUP)
+			return fail(r,
+				    "%s: more than %d tags: past what a domain document may hold",
+				    r->path, DOMAIN_XML_MAX_MARKUP);
+		while (gt > p && gt[-1] != '>')
+			gt--;
+		if (gt == p)
+			gt = stop; /* no '>': libxml2 reads attributes to the end */
+		if (p + 1 < end && p[1] != '!' && p[1] != '?')
+			for (const char *c = p; (c = memchr(c, '=', (size_t)(gt - c))); c++)
+				attrs++;
+		if (attrs > DOMAIN_XML_MAX_ATTRS)
+			return fail(r, "%s: a tag with more than %d attributes", r->path,
+				    DOMAIN_XML_MAX_ATTRS);
+		nr_attrs += attrs;
+		if (nr_attrs > DOMAIN_XML_MAX_ATTRS_TOTAL)
+			return fail(r,
+				    "%s: more than %d attributes: past what a domain document "
+				    "may hold",
+				    r->path, DOMAIN_XML_MAX_ATTRS_TOTAL);
+		p = next;
+	}
+	return 0;
+}
+
+/*
+ * libxml2's SAX callback for <!DOCTYPE ...>, before any of its internal subset is read:
+ * marks the document refused and stops the parser there, so no entity is declared, none
+ * expanded and no external DTD or entity loaded.
+ */
+static void refuse_doctype(void *ctx, const xmlChar *name, const xmlChar *external_id,
+			   const xmlChar *system_id)
+{
+	xmlParserCtxtPtr ctxt = ctx;
+
+	(void)name;
+	(void)external_id;
+	(void)system_id;
+	*(bool *)ctxt->_private = true;
+	xmlStopParser(ctxt);
+}
+
 int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t errlen)
 {
 	struct reader r = { .cfg = cfg, .path = path, .err = err, .errlen = errlen };
+	bool saw_doctype = false;
 	xmlParserCtxtPtr ctxt;
 	xmlDocPtr doc;
-	int ret;
-
-	FILE *f;
+	size_t len = 0;
+	char *buf;
+	int ret = 0;
 
 	LIBXML_TEST_VERSION;
-	/* Say why an unreadable file is, rather than libxml2's "failed to load entity". */
-	f = fopen(path, "re");
-	if (!f) {
-		ret = -errno;
-		config_set_err(err, errlen, "--domain %s: %s", path, strerror(errno));
+	buf = read_document(path, &len, &ret, err, errlen);
+	if (!buf)
+		return ret;
+	ret = scan_markup(&r, buf, len);
+	if (ret) {
+		free(buf);
 		return ret;
 	}
-	fclose(f);
 	ctxt = xmlNewParserCtxt();
-	if (!ctxt)
+	if (!ctxt) {
+		free(buf);
 		return -ENOMEM;
-	/* No network, no DTD loading, no entity expansion; errors come back, not on stderr. */
-	doc = xmlCtxtReadFile(ctxt, path, NULL,
-			      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	}
+	ctxt->_private = &saw_doctype;
+	ctxt->sax->internalSubset = refuse_doctype;
+	/*
+	 * UTF-8 whatever the document declares (scan_markup() counted its bytes as that); no
+	 * network, no DTD loading, no entity substitution, libxml2's own limits on names, text
+	 * and depth (never XML_PARSE_HUGE); errors come back, not on stderr.
+	 */
+	doc = xmlCtxtReadMemory(ctxt, buf, (int)len, path, "UTF-8",
+				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+				    XML_PARSE_IGNORE_ENC);
+	free(buf);
+	if (saw_doctype) {
+		config_set_err(
+		    err, errlen,
+		    "%s: <!DOCTYPE>: refused (plugvm reads no DTD and expands no entities)", path);
+		xmlFreeDoc(doc);
+		xmlFreeParserCtxt(ctxt);
+		return -EINVAL;
+	}
 	if (!doc) {
 		const xmlError *e = xmlCtxtGetLastError(ctxt);
 		const char *msg = e && e->message ? e->message : "unreadable";

@@ -3,11 +3,13 @@
  * libFuzzer target: vmm/domain_xml.c, the libvirt domain document reader (plugvm --domain).
  * The input is the document, read through a memfd's /proc path as plugvm reads a file. An
  * accepted document must give a configuration inside the documented limits (CPUs, memory,
- * the vCPUs hot-added at start); a refused one must say why.
+ * the vCPUs hot-added at start, the strings' bounds); a refused one must say why.
  */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -40,6 +42,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (cfg.nr_cpus < 1 || cfg.nr_cpus > cfg.max_cpus || cfg.max_cpus > PLUGVM_MAX_CPUS)
 			abort();
 		if (!cfg.mem_bytes)
+			abort();
+		/* Every string kept is within its bound (domain_xml.h). */
+		if ((cfg.name &&
+		     (strlen(cfg.name) > DOMAIN_XML_MAX_NAME || strchr(cfg.name, '\n'))) ||
+		    (cfg.uuid && strlen(cfg.uuid) > DOMAIN_XML_MAX_UUID) ||
+		    (cfg.cmdline && strlen(cfg.cmdline) > CONFIG_MAX_CMDLINE) ||
+		    (cfg.kernel_path && strlen(cfg.kernel_path) >= PATH_MAX))
 			abort();
 		for (i = 0; i < cfg.nr_start_hotplug; i++)
 			if (cfg.start_hotplug[i] >= cfg.max_cpus)

@@ -4,12 +4,14 @@ and booting with the CPUs they configure), flags over the document, clear refusa
 libvirt's real-time knobs read back from the running threads."""
 import glob
 import os
+import signal
 import subprocess
+import time
 
 import pytest
 
 from qmp import Qmp, wait_socket
-from vm import BOOT_TIMEOUT, GUEST, ROOT, plugvm, run_plugvm
+from vm import BOOT_TIMEOUT, GUEST, PLUGVM, ROOT, plugvm, run_plugvm
 
 EXAMPLES = sorted(glob.glob(os.path.join(ROOT, "configs", "libvirt", "*.xml")))
 PLUGVM_EXAMPLES = [f for f in EXAMPLES if os.path.basename(f).startswith("plugvm-")]
@@ -168,3 +170,88 @@ def test_serial_file_takes_the_console(tmp_path):
     assert rc == 0, vm.transcript()
     assert "plugvm-guest: 1/1 CPUs online" in log.read_text(), log.read_text()
     assert not vm.lines(r"CPUs online"), vm.transcript()  # not on stdout any more
+
+
+def _run_measured(path, deadline_s=10.0):
+    """Run plugvm on the document at `path`; (status, stderr, seconds, peak RSS in MiB), or
+    an assertion once it has run deadline_s without ending. GNU time forks plugvm and
+    reports its maxrss: getrusage() of a child this Python process forks itself would count
+    Python's own pages, which the child holds until exec."""
+    times = path + ".time"
+    start = time.monotonic()
+    p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", times, PLUGVM, "--domain", path,
+                          "--kernel", GUEST, "--qmp", "none", "--append", "halt"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = p.communicate(timeout=deadline_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise AssertionError(f"still running after {deadline_s} s")
+    seconds = time.monotonic() - start
+    with open(times) as f:
+        max_rss_kib = int(f.read().split()[-1])
+    return p.returncode, stderr, seconds, max_rss_kib / 1024
+
+
+def _doctype(entities, name):
+    return (f"<?xml version='1.0'?><!DOCTYPE domain [{entities}]>"
+            + GOOD.replace("<name>t</name>", f"<name>{name}</name>") % GUEST)
+
+
+# Each one was accepted (or refused only after expanding it) before the document was bounded.
+HOSTILE = {
+    # Billion laughs: 10 levels of 10 references, 10^9 "lol"s.
+    "billion-laughs": lambda: _doctype(
+        "<!ENTITY l0 'lol'>" + "".join(
+            f"<!ENTITY l{i} '{('&l%d;' % (i - 1)) * 10}'>" for i in range(1, 10)), "&l9;"),
+    # Quadratic blowup: one 50 kB entity referenced 2,000 times (100 MB), no nesting.
+    "quadratic-blowup": lambda: _doctype(f"<!ENTITY a '{'x' * 50_000}'>", "&a;" * 2_000),
+    "external-entity": lambda: _doctype("<!ENTITY e SYSTEM 'file:///etc/passwd'>", "&e;"),
+    "external-dtd": lambda: (GOOD % GUEST).replace(
+        "<domain", "<!DOCTYPE domain SYSTEM 'http://127.0.0.1:9/domain.dtd'><domain", 1),
+    "9MB-name": lambda: GOOD.replace("<name>t</name>", f"<name>{'n' * (9 << 20)}</name>")
+    % GUEST,
+    "252-byte-name": lambda: GOOD.replace("<name>t</name>", f"<name>{'n' * 252}</name>")
+    % GUEST,
+    "name-with-a-newline": lambda: GOOD.replace("<name>t</name>", "<name>a&#10;b</name>")
+    % GUEST,
+    "bad-uuid": lambda: GOOD.replace("</name>", f"</name><uuid>{'0' * 5000}</uuid>") % GUEST,
+    "long-kernel-path": lambda: GOOD % ("/" + "k" * 5000),
+    # libxml2 checks each attribute against the tag's earlier ones: 87,000 took 47 s.
+    "one-tag-with-72000-attributes": lambda: (GOOD % GUEST).replace(
+        "<name>", "<metadata><o:x xmlns:o='urn:o' " + " ".join(
+            f"a{i}=''" for i in range(72_000)) + "/></metadata><name>", 1),
+    "100000-comments": lambda: (GOOD % GUEST).replace("<name>", "<!---->" * 100_000 + "<name>"),
+}
+MESSAGES = {
+    "billion-laughs": r"<!DOCTYPE>: refused \(plugvm reads no DTD and expands no entities\)",
+    "quadratic-blowup": r"<!DOCTYPE>: refused",
+    "external-entity": r"<!DOCTYPE>: refused",
+    "external-dtd": r"<!DOCTYPE>: refused",
+    "9MB-name": r"larger than the 1024 KiB a domain document may be",
+    "252-byte-name": r"<name>: 252 bytes: not a domain name \(1\.\.251 bytes, one line\)",
+    "name-with-a-newline": r"<name>: 3 bytes with a newline: not a domain name",
+    "bad-uuid": r"<uuid>: not a UUID",
+    "long-kernel-path": r"<os><kernel>: 5001 bytes, longer than a file name may be \(4095\)",
+    "one-tag-with-72000-attributes": r"d\.xml: a tag with more than 32 attributes$",
+    "100000-comments": r"more than 16384 tags: past what a domain document may hold",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE))
+def test_hostile_documents_are_refused_in_bounded_time_and_memory(tmp_path, kind):
+    path = _write(tmp_path, HOSTILE[kind]())
+    status, stderr, seconds, rss_mib = _run_measured(path)
+    assert status == 2, (status, stderr)
+    assert __import__("re").search(MESSAGES[kind], stderr), stderr
+    assert stderr.startswith("plugvm: ") and stderr.count("\n") == 1, stderr
+    assert seconds < 2.0 and rss_mib < 64, (seconds, rss_mib, stderr)
+
+
+def test_a_fifo_as_the_document_is_refused_without_blocking(tmp_path):
+    path = str(tmp_path / "d.xml")
+    os.mkfifo(path)
+    status, stderr, _, _ = _run_measured(path)
+    assert status == 2 and f"--domain {path}: not a regular file" in stderr, stderr

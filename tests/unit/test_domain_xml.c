@@ -187,6 +187,139 @@ static void test_refusals(void **state)
 	}
 }
 
+/* HEAD..OS with `extra` in place of <name>t</name>, malloc'd. */
+static char *with(const char *extra)
+{
+	static const char doc[] = HEAD "<vcpu>1</vcpu>" OS "</domain>";
+	const char *name = strstr(doc, "<name>t</name>");
+	char *out;
+
+	assert_true(asprintf(&out, "%.*s%s%s", (int)(name - doc), doc, extra,
+			     name + strlen("<name>t</name>")) > 0);
+	return out;
+}
+
+/* `n` copies of `unit`, malloc'd. */
+static char *repeat(const char *unit, size_t n)
+{
+	size_t len = strlen(unit);
+	char *out = malloc(len * n + 1);
+
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + i * len, unit, len);
+	out[len * n] = '\0';
+	return out;
+}
+
+/* " a0='' a1='' ..." with `n` distinct attributes, malloc'd. */
+static char *attrs(unsigned n)
+{
+	char *out = malloc(16 * n + 1), *p = out;
+
+	assert_non_null(out);
+	*p = '\0';
+	for (unsigned i = 0; i < n; i++)
+		p += sprintf(p, " a%u=''", i);
+	return out;
+}
+
+/* `extra` (taken) in the document: accepted, or refused naming `want`. */
+static void check(char *extra, const char *want)
+{
+	char *xml = with(extra);
+	struct loaded l;
+
+	load(&l, xml);
+	if (want ? l.ret != -EINVAL || !strstr(l.err, want) : l.ret != 0)
+		fail_msg("%.60s...: ret %d, err '%s', want '%s'", extra, l.ret, l.err,
+			 want ? want : "accepted");
+	config_free(&l.cfg);
+	free(xml);
+	free(extra);
+}
+
+/* Each bound of domain_xml.h is reached and accepted, and one past it refused. */
+static void test_bounds(void **state)
+{
+	char *s, *t;
+
+	(void)state;
+	s = repeat("n", DOMAIN_XML_MAX_NAME);
+	assert_true(asprintf(&t, "<name>%s</name>", s) > 0);
+	check(t, NULL);
+	assert_true(asprintf(&t, "<name>%sn</name>", s) > 0);
+	check(t, "<name>: 252 bytes: not a domain name");
+	free(s);
+	check(strdup("<name>a&#10;b</name>"), "with a newline");
+	check(strdup("<name></name>"), "<name>: 0 bytes");
+	check(strdup("<uuid>c7a5fdbd-edaf-9455-926a-d65c16db1809</uuid>"), NULL);
+	check(strdup("<uuid>c7a5fdbdedaf9455926ad65c16db1809</uuid>"), NULL);
+	check(strdup("<uuid>c7a5fdbd-edaf-9455-926a-d65c16db180</uuid>"), "<uuid>: not a UUID");
+	check(strdup("<uuid>c7a5fdbd-edaf-9455-926a-d65c16db1809-</uuid>"), "<uuid>: not a UUID");
+	check(strdup("<uuid>c7a5fdbd-edaf-9455-926a-d65c16db180g</uuid>"), "<uuid>: not a UUID");
+
+	s = attrs(DOMAIN_XML_MAX_ATTRS - 1);
+	assert_true(asprintf(&t, "<name x=''%s>t</name>", s) > 0);
+	check(t, NULL);
+	assert_true(asprintf(&t, "<name x='' y=''%s>t</name>", s) > 0);
+	check(t, "a tag with more than 32 attributes");
+	free(s);
+	/* Text after a tag's '>' is not counted (a <cmdline> of many key=value words). */
+	s = repeat(" a=b", 2 * DOMAIN_XML_MAX_ATTRS);
+	assert_true(asprintf(&t, "<name>t</name><description>%s</description>", s) > 0);
+	free(s);
+	check(t, NULL);
+
+	s = repeat("<!---->", DOMAIN_XML_MAX_MARKUP);
+	check(s, "more than 16384 tags");
+	s = repeat("<a b='' c=''/>", DOMAIN_XML_MAX_ATTRS_TOTAL / 2 + 1);
+	assert_true(asprintf(&t, "<name>t</name><metadata><o:x xmlns:o='urn:o'>%s</o:x></metadata>",
+			     s) > 0);
+	free(s);
+	check(t, "more than 16384 attributes");
+
+	/* No DTD of any kind, so no entity; a reference to an undeclared one is malformed. */
+	check(strdup("<name>&e;</name>"), "malformed XML");
+	s = with("<name>t</name>");
+	assert_true(asprintf(&t, "<!DOCTYPE domain [<!ENTITY e 'x'>]>%s", s) > 0);
+	free(s);
+	{
+		struct loaded l;
+
+		load(&l, t);
+		assert_int_equal(l.ret, -EINVAL);
+		assert_contains(l.err, "<!DOCTYPE>: refused (plugvm reads no DTD and expands no "
+				       "entities)");
+		config_free(&l.cfg);
+		free(t);
+	}
+}
+
+/* A document of DOMAIN_XML_MAX_BYTES is read; one byte more is refused before parsing. */
+static void test_document_size(void **state)
+{
+	char *doc = with("<name>t</name>"), *pad, *xml;
+	size_t len = strlen(doc);
+	struct loaded l;
+
+	(void)state;
+	pad = repeat(" ", DOMAIN_XML_MAX_BYTES - len);
+	assert_true(asprintf(&xml, "%s%s", doc, pad) > 0);
+	load(&l, xml);
+	assert_int_equal(l.ret, 0);
+	config_free(&l.cfg);
+	free(xml);
+	assert_true(asprintf(&xml, "%s%s ", doc, pad) > 0);
+	load(&l, xml);
+	assert_int_equal(l.ret, -EINVAL);
+	assert_contains(l.err, "larger than the 1024 KiB a domain document may be");
+	config_free(&l.cfg);
+	free(xml);
+	free(pad);
+	free(doc);
+}
+
 static void test_missing_file(void **state)
 {
 	struct vm_config cfg;
@@ -237,5 +370,6 @@ static void test_cpuset(void **state)
 
 UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_full_document),
 	  cmocka_unit_test(test_vcpu_current_without_vcpus), cmocka_unit_test(test_refusals),
+	  cmocka_unit_test(test_bounds), cmocka_unit_test(test_document_size),
 	  cmocka_unit_test(test_missing_file), cmocka_unit_test(test_sizes),
 	  cmocka_unit_test(test_cpuset))
