@@ -379,8 +379,8 @@ int machine_run(struct vm *vm)
 	 * would make each thread call setresuid, which no vCPU filter allows).
 	 */
 	status = vm->cfg->runas ? sandbox_drop_user(vm->cfg->runas) : 0;
-	if (status || sandbox_grants(vm) || sandbox_enter(SANDBOX_MAIN) || console_start(vm->console) ||
-	    chaos_start(vm->chaos) || add_start_cpus(vm)) {
+	if (status || sandbox_grants(vm) || sandbox_enter(SANDBOX_MAIN) ||
+	    console_start(vm->console) || chaos_start(vm->chaos) || add_start_cpus(vm)) {
 		close(sig_fd);
 		return status == -ENOENT ? PLUGVM_EXIT_USAGE : PLUGVM_EXIT_SETUP;
 	}

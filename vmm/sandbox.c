@@ -46,7 +46,8 @@ static int test_action, test_fd;
 static const char *syscall_names[MAX_SYSCALL_NR];
 static __thread const char *thread_kind = "new"; /* not entered yet: main's filter */
 /*
- * Each kind's filter, compiled once by sandbox_init() while it runs alone (libseccomp takes
+ * Each kind's filter, compiled once by the first sandbox_enter(), the main thread's while it
+ * runs alone, with the grants made during setup (libseccomp takes
  * ~0.3 ms and mallocs a fresh arena per thread: 64 vCPU threads each compiling their own
  * held a 64-vCPU start back by ~10 ms here); written once, then only read.
  */
@@ -65,7 +66,7 @@ static struct {
 } write_grants[MAX_WRITE_GRANTS];
 static unsigned nr_write_grants;
 static int unlink_dir_fd = -1; /* sandbox_allow_unlinkat() */
-static bool sealed;	       /* the filters are compiled: no more grants */
+static bool sealed; /* the filters are compiled: no more grants */
 
 static const char *const kind_names[SANDBOX_NR_KINDS] = {
 	[SANDBOX_MAIN] = "main",
@@ -611,8 +612,9 @@ int sandbox_enter(enum sandbox_kind kind)
 
 		if (test_action == TEST_WRITE)
 			snprintf(fd, sizeof(fd), "%d", test_fd);
-		log_error("sandbox: PLUGVM_SANDBOX_TEST=%s:%s%s: a forbidden system call on purpose",
-			  thread_kind, action_names[test_action], fd);
+		log_error(
+		    "sandbox: PLUGVM_SANDBOX_TEST=%s:%s%s: a forbidden system call on purpose",
+		    thread_kind, action_names[test_action], fd);
 		ret = hijacked_call();
 		log_error("sandbox: PLUGVM_SANDBOX_TEST=%s:%s%s: not refused (returned %ld)",
 			  thread_kind, action_names[test_action], fd, ret);

@@ -248,7 +248,8 @@ static void test_each_kind_is_refused_what_a_hijacked_thread_would_do(void **sta
 	(void)state;
 	for (k = 0; k < SANDBOX_NR_KINDS; k++)
 		for (i = 0; i < sizeof(hijacked) / sizeof(hijacked[0]); i++) {
-			struct hook h = { .kind = (enum sandbox_kind)k, .action = hijacked[i].action };
+			struct hook h = { .kind = (enum sandbox_kind)k,
+					  .action = hijacked[i].action };
 
 			st = unit_run_child(hook_child, &h, out, sizeof(out));
 			snprintf(want, sizeof(want),
@@ -301,7 +302,8 @@ static void own_calls(void *arg)
 		/* The directory itself is not a name to remove: */
 		syscall(SYS_unlinkat, dir_fd, "sock", AT_REMOVEDIR);
 	} else {
-		if (write(ev[1], "x", 1) != 1 || syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), 0) ||
+		if (write(ev[1], "x", 1) != 1 ||
+		    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), 0) ||
 		    sched_setaffinity(0, sizeof(mine), &mine) ||
 		    (sched_setscheduler(0, SCHED_OTHER, &param) && errno != EPERM))
 			_exit(95);
