@@ -150,8 +150,9 @@ NR = {"write": 1, "open": 2, "kill": 62, "rename": 82, "rmdir": 84, "creat": 85,
 
 
 def read_filters(tid):
-    """The seccomp programs of thread tid, the newest first, each a list of (code, jt, jf,
-    k): the thread is stopped (PTRACE_SEIZE + PTRACE_INTERRUPT, no signal) while read."""
+    """The seccomp programs of thread tid, the first installed first, each a list of (code,
+    jt, jf, k): the thread is stopped (PTRACE_SEIZE + PTRACE_INTERRUPT, no signal) while
+    read."""
     assert libc.ptrace(PTRACE_SEIZE, tid, None, None) == 0, os.strerror(ctypes.get_errno())
     try:
         assert libc.ptrace(PTRACE_INTERRUPT, tid, None, None) == 0
