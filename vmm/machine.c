@@ -22,6 +22,7 @@
 #include "chaos.h"
 #include "console.h"
 #include "control/control.h"
+#include "control/qmp.h"
 #include "cpus.h"
 #include "devices/acpi_pm.h"
 #include "devices/debug_exit.h"
@@ -318,6 +319,30 @@ static int add_start_cpus(struct vm *vm)
 	return 0;
 }
 
+/*
+ * What each thread kind writes to, into the filters (sandbox.h): the console writer the
+ * guest's output (stdout); a vCPU thread the main loop's eventfds (a stop or reset, CPU
+ * hotplug work, a QMP event, an agent message); the main thread all of these (its filter is
+ * the union) and, through send(2), its QMP clients. The QMP socket is removed at exit as a
+ * name in its directory. 0 or -errno (logged).
+ */
+static int sandbox_grants(struct vm *vm)
+{
+	int r = sandbox_allow_write(SANDBOX_CONSOLE, STDOUT_FILENO);
+
+	if (!r)
+		r = sandbox_allow_write(SANDBOX_VCPU, vm->stop_fd);
+	if (!r)
+		r = sandbox_allow_write(SANDBOX_VCPU, cpus_wake_fd(vm->cpus));
+	if (!r && agent_fd(vm) >= 0)
+		r = sandbox_allow_write(SANDBOX_VCPU, agent_fd(vm));
+	if (!r && vm->qmp)
+		r = sandbox_allow_write(SANDBOX_VCPU, qmp_server_event_fd(vm->qmp));
+	if (!r && vm->qmp)
+		r = sandbox_allow_unlinkat(qmp_server_dir_fd(vm->qmp));
+	return r;
+}
+
 int machine_run(struct vm *vm)
 {
 	sigset_t mask;
@@ -354,8 +379,8 @@ int machine_run(struct vm *vm)
 	 * would make each thread call setresuid, which no vCPU filter allows).
 	 */
 	status = vm->cfg->runas ? sandbox_drop_user(vm->cfg->runas) : 0;
-	if (status || sandbox_enter(SANDBOX_MAIN) || console_start(vm->console) ||
-	    chaos_start(vm->chaos) || add_start_cpus(vm)) {
+	if (status || sandbox_grants(vm) || sandbox_enter(SANDBOX_MAIN) ||
+	    console_start(vm->console) || chaos_start(vm->chaos) || add_start_cpus(vm)) {
 		close(sig_fd);
 		return status == -ENOENT ? PLUGVM_EXIT_USAGE : PLUGVM_EXIT_SETUP;
 	}

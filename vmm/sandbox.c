@@ -5,7 +5,10 @@
  * mprotect, pthread_kill is getpid + tgkill, malloc is brk/mmap/munmap/madvise); ioctl is
  * allowed only for the KVM requests the kind issues, mmap and mprotect never with PROT_EXEC,
  * clone only for threads (clone3 fails with ENOSYS so glibc falls back to clone, whose flags
- * a filter can see). The SIGSYS handler only writes and exits: async-signal-safe.
+ * a filter can see). Calls that could reach outside the VM carry argument checks in the BPF
+ * itself: tgkill only into this process, sched_* only on the calling thread, write only on
+ * the fds granted to the kind, unlinkat only in the QMP socket's directory; no open* at all.
+ * The SIGSYS handler only writes and exits: async-signal-safe.
  */
 #include "sandbox.h"
 
@@ -38,15 +41,32 @@
 #define MAX_SYSCALL_NR 512 /* names the SIGSYS report can print */
 
 static bool filters_on;
-static int test_kind = -1; /* PLUGVM_SANDBOX_TEST */
+static int test_kind = -1; /* PLUGVM_SANDBOX_TEST=KIND[:ACTION] */
+static int test_action, test_fd;
 static const char *syscall_names[MAX_SYSCALL_NR];
 static __thread const char *thread_kind = "new"; /* not entered yet: main's filter */
 /*
- * Each kind's filter, compiled once by sandbox_init() while it runs alone (libseccomp takes
+ * Each kind's filter, compiled once by the first sandbox_enter(), the main thread's while it
+ * runs alone, with the grants made during setup (libseccomp takes
  * ~0.3 ms and mallocs a fresh arena per thread: 64 vCPU threads each compiling their own
  * held a 64-vCPU start back by ~10 ms here); written once, then only read.
  */
 static struct sock_fprog compiled[SANDBOX_NR_KINDS];
+static pthread_once_t compile_once = PTHREAD_ONCE_INIT;
+static int compile_result;
+
+/*
+ * The fds each kind may write(2) to, granted during setup (sandbox_allow_write()); fd 2,
+ * the log, is every kind's. Fixed once the filters are compiled.
+ */
+#define MAX_WRITE_GRANTS 16
+static struct {
+	int fd;
+	unsigned kinds;
+} write_grants[MAX_WRITE_GRANTS];
+static unsigned nr_write_grants;
+static int unlink_dir_fd = -1; /* sandbox_allow_unlinkat() */
+static bool sealed; /* the filters are compiled: no more grants */
 
 static const char *const kind_names[SANDBOX_NR_KINDS] = {
 	[SANDBOX_MAIN] = "main",
@@ -69,7 +89,6 @@ static const struct {
 } plain_rules[] = {
 	/* every thread: locks, time, logging, signal return, the end of a thread */
 	{ SCMP_SYS(futex), ALL },
-	{ SCMP_SYS(write), ALL },
 	{ SCMP_SYS(clock_gettime), ALL },
 	{ SCMP_SYS(clock_nanosleep), ALL },
 	{ SCMP_SYS(nanosleep), ALL },
@@ -85,17 +104,15 @@ static const struct {
 	/* malloc: the vCPU threads build QMP events, the main thread everything */
 	{ SCMP_SYS(brk), M | V | C },
 	{ SCMP_SYS(mremap), M | V },
-	/* kicks: the main thread and a vCPU that direct-starts another (pthread_kill); the
-	 * console writer's cancellation handler checks who sent it (console_destroy()) */
+	/* the console writer's cancellation handler checks who sent it (console_destroy());
+	 * tgkill (pthread_kill's kicks) is checked in add_rules() */
 	{ SCMP_SYS(getpid), M | V | C },
-	{ SCMP_SYS(tgkill), M | V },
 	/* the console writer waits for a non-blocking stdout */
 	{ SCMP_SYS(poll), M | C },
 	{ SCMP_SYS(ppoll), M | C },
 	/* the event loop: QMP sockets, eventfds, signalfd, stdin, teardown */
 	{ SCMP_SYS(read), M },
 	{ SCMP_SYS(readv), M },
-	{ SCMP_SYS(writev), M },
 	{ SCMP_SYS(close), M },
 	{ SCMP_SYS(epoll_create1), M }, /* the event loop sets up after the sandbox */
 	{ SCMP_SYS(epoll_wait), M },
@@ -104,18 +121,15 @@ static const struct {
 	{ SCMP_SYS(accept4), M },
 	{ SCMP_SYS(recvfrom), M },
 	{ SCMP_SYS(recvmsg), M },
+	/* send(2) to QMP clients, accepted after the filters: on any fd, but a send only
+	 * reaches a socket, and the main thread's only sockets are its QMP ones (it can
+	 * neither create nor connect one under its filter) */
 	{ SCMP_SYS(sendto), M },
-	{ SCMP_SYS(sendmsg), M },
 	{ SCMP_SYS(shutdown), M },
 	{ SCMP_SYS(fcntl), M },
 	{ SCMP_SYS(fstat), M },
 	{ SCMP_SYS(newfstatat), M },
-	{ SCMP_SYS(unlink), M }, /* the QMP socket at exit */
 	{ SCMP_SYS(pread64), M }, /* query-stats: KVM's statistics fds */
-	/* <cputune>: a vCPU thread sets its own affinity and policy before it narrows its
-	 * filter; a hot-added one does so under the main thread's (the union) */
-	{ SCMP_SYS(sched_setaffinity), V },
-	{ SCMP_SYS(sched_setscheduler), V },
 	/* a new thread's first steps in glibc, under the main thread's inherited filter */
 	{ SCMP_SYS(set_robust_list), M },
 	{ SCMP_SYS(rseq), M },
@@ -239,6 +253,7 @@ static int warm_up_threads(void)
 }
 
 static int add_rules(scmp_filter_ctx ctx, enum sandbox_kind kind);
+static int parse_test_hook(const char *test);
 
 /* Kind's filter as libseccomp would load it, into compiled[kind]. 0 or -errno (logged). */
 static int compile_filter(enum sandbox_kind kind)
@@ -302,17 +317,8 @@ int sandbox_init(bool enabled)
 			  "thread could make any system call. For debugging only.");
 #endif
 	filters_on = enabled;
-	if (test && *test) {
-		for (i = 0; i < SANDBOX_NR_KINDS; i++)
-			if (!strcmp(test, kind_names[i]))
-				test_kind = i;
-		if (test_kind < 0) {
-			log_error("PLUGVM_SANDBOX_TEST: '%s' is not a thread kind (main, vcpu, "
-				  "console, chaos-irq)",
-				  test);
-			return -EINVAL;
-		}
-	}
+	if (test && *test && parse_test_hook(test))
+		return -EINVAL;
 	if (!filters_on)
 		return 0;
 	if (warm_up_threads())
@@ -323,9 +329,6 @@ int sandbox_init(bool enabled)
 	 * own default of 8 per CPU.
 	 */
 	mallopt(M_ARENA_MAX, 8 * get_nprocs());
-	for (i = 0; i < SANDBOX_NR_KINDS; i++)
-		if (compile_filter((enum sandbox_kind)i))
-			return -EINVAL;
 	for (i = 0; i < MAX_SYSCALL_NR; i++)
 		syscall_names[i] = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, i);
 	/*
@@ -343,6 +346,54 @@ int sandbox_init(bool enabled)
 	return 0;
 }
 
+/* The kernel reads these arguments as int: compare their low 32 bits, as it will see them. */
+#define ARG_IS(n, v) SCMP_CMP((n), SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)(v))
+
+/*
+ * Calls that may act outside the VM, allowed only with the arguments that keep them in it.
+ * test_sandbox.py's test_filters_read_back_refuse_calls_aimed_outside_the_vm runs a live
+ * VM's filters on calls aimed elsewhere; test_sandbox.c on each kind's own calls.
+ */
+static int add_checked_rules(scmp_filter_ctx ctx, unsigned bit)
+{
+	unsigned i;
+	int r;
+
+	/* write on the kind's own fds: the log (2) and its grants; the main thread's writev
+	 * (none of plugvm's own, glibc's fatal messages) on the same fds */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1, ARG_IS(0, STDERR_FILENO));
+	if (!r && (bit & M))
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(writev), 1,
+				     ARG_IS(0, STDERR_FILENO));
+	for (i = 0; !r && i < nr_write_grants; i++) {
+		if (!(write_grants[i].kinds & bit))
+			continue;
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+				     ARG_IS(0, write_grants[i].fd));
+		if (!r && (bit & M))
+			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(writev), 1,
+					     ARG_IS(0, write_grants[i].fd));
+	}
+	/* Signals only into this process (pthread_kill, raise and abort are tgkill(getpid(),
+	 * tid, sig)): the kicks of the main thread and of a vCPU that direct-starts another.
+	 * plugvm never forks, so the pid read here stays its pid. */
+	if (!r && (bit & (M | V)))
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, ARG_IS(0, getpid()));
+	/* <cputune>: each vCPU thread sets its own affinity and policy (pid 0, rt_tune_vcpu())
+	 * at its start, a hot-added one still under the main thread's filter (the union). */
+	if (!r && (bit & V))
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setaffinity), 1,
+				     ARG_IS(0, 0));
+	if (!r && (bit & V))
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setscheduler), 1,
+				     ARG_IS(0, 0));
+	/* The QMP socket's removal at exit: a name in its directory, never a directory. */
+	if (!r && (bit & M) && unlink_dir_fd >= 0)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unlinkat), 2,
+				     ARG_IS(0, unlink_dir_fd), SCMP_A2(SCMP_CMP_EQ, 0));
+	return r;
+}
+
 static int add_rules(scmp_filter_ctx ctx, enum sandbox_kind kind)
 {
 	/* Filters only narrow and a thread inherits its creator's: the main thread, which
@@ -354,6 +405,8 @@ static int add_rules(scmp_filter_ctx ctx, enum sandbox_kind kind)
 	for (i = 0; !r && i < sizeof(plain_rules) / sizeof(plain_rules[0]); i++)
 		if (plain_rules[i].kinds & bit)
 			r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain_rules[i].nr, 0);
+	if (!r)
+		r = add_checked_rules(ctx, bit);
 	/* The request is an unsigned int to the kernel: compare the low 32 bits. */
 	for (i = 0; !r && i < sizeof(ioctl_rules) / sizeof(ioctl_rules[0]); i++)
 		if (ioctl_rules[i].kinds & bit)
@@ -387,6 +440,151 @@ static int add_rules(scmp_filter_ctx ctx, enum sandbox_kind kind)
 	return r;
 }
 
+/* Once, at the first sandbox_enter(), which runs while the process has one thread. */
+static void compile_all(void)
+{
+	int i;
+
+	sealed = true;
+	for (i = 0; i < SANDBOX_NR_KINDS; i++)
+		if (compile_filter((enum sandbox_kind)i)) {
+			compile_result = -EINVAL;
+			return;
+		}
+}
+
+int sandbox_allow_write(enum sandbox_kind kind, int fd)
+{
+	unsigned i;
+
+	if (sealed || fd < 0 || (unsigned)kind >= SANDBOX_NR_KINDS) {
+		log_error("sandbox: cannot let the %s thread write to fd %d%s",
+			  sandbox_kind_name(kind), fd, sealed ? ": the filters are compiled" : "");
+		return sealed ? -EBUSY : -EINVAL;
+	}
+	for (i = 0; i < nr_write_grants; i++)
+		if (write_grants[i].fd == fd) {
+			write_grants[i].kinds |= 1u << kind;
+			return 0;
+		}
+	if (nr_write_grants == MAX_WRITE_GRANTS) {
+		log_error("sandbox: more than %d fds to write to", MAX_WRITE_GRANTS);
+		return -ENOSPC;
+	}
+	write_grants[nr_write_grants].fd = fd;
+	write_grants[nr_write_grants++].kinds = 1u << kind;
+	return 0;
+}
+
+int sandbox_allow_unlinkat(int dir_fd)
+{
+	if (sealed || dir_fd < 0) {
+		log_error("sandbox: cannot allow unlinkat in fd %d%s", dir_fd,
+			  sealed ? ": the filters are compiled" : "");
+		return sealed ? -EBUSY : -EINVAL;
+	}
+	unlink_dir_fd = dir_fd;
+	return 0;
+}
+
+/* The test hook's hijacked calls: each would reach outside the VM, and is harmless if a
+ * filter lets it through (signal 0, an empty CPU mask, an invalid policy, a missing file). */
+enum test_action {
+	TEST_GETPPID,
+	TEST_TGKILL_OTHER,
+	TEST_KILL_OTHER,
+	TEST_SETAFFINITY_OTHER,
+	TEST_SETSCHEDULER_OTHER,
+	TEST_UNLINK,
+	TEST_UNLINKAT,
+	TEST_OPEN,
+	TEST_WRITE, /* write=FD */
+	TEST_NR_ACTIONS,
+};
+
+static const char *const action_names[TEST_NR_ACTIONS] = {
+	[TEST_GETPPID] = "getppid",
+	[TEST_TGKILL_OTHER] = "tgkill-other",
+	[TEST_KILL_OTHER] = "kill-other",
+	[TEST_SETAFFINITY_OTHER] = "setaffinity-other",
+	[TEST_SETSCHEDULER_OTHER] = "setscheduler-other",
+	[TEST_UNLINK] = "unlink",
+	[TEST_UNLINKAT] = "unlinkat",
+	[TEST_OPEN] = "open",
+	[TEST_WRITE] = "write=",
+};
+
+#define TEST_PATH "/nonexistent/plugvm-sandbox-test"
+
+static long hijacked_call(void)
+{
+	static const char msg[] = "plugvm: PLUGVM_SANDBOX_TEST wrote this\n";
+	struct sched_param param = { 0 };
+	cpu_set_t none;
+
+	CPU_ZERO(&none);
+	switch (test_action) {
+	case TEST_TGKILL_OTHER:
+		return syscall(SYS_tgkill, 1, 1, 0);
+	case TEST_KILL_OTHER:
+		return syscall(SYS_kill, 1, 0);
+	case TEST_SETAFFINITY_OTHER:
+		return syscall(SYS_sched_setaffinity, 1, sizeof(none), &none);
+	case TEST_SETSCHEDULER_OTHER:
+		return syscall(SYS_sched_setscheduler, 1, -1, &param);
+	case TEST_UNLINK:
+		return syscall(SYS_unlink, TEST_PATH);
+	case TEST_UNLINKAT:
+		return syscall(SYS_unlinkat, AT_FDCWD, TEST_PATH, 0);
+	case TEST_OPEN:
+		return syscall(SYS_openat, AT_FDCWD, "/", O_RDONLY | O_CLOEXEC);
+	case TEST_WRITE:
+		return syscall(SYS_write, test_fd, msg, sizeof(msg) - 1);
+	default:
+		return syscall(SYS_getppid);
+	}
+}
+
+/* "KIND" or "KIND:ACTION" into test_kind, test_action and test_fd. 0 or -EINVAL (logged). */
+static int parse_test_hook(const char *test)
+{
+	const char *colon = strchr(test, ':');
+	size_t len = colon ? (size_t)(colon - test) : strlen(test);
+	int i;
+
+	for (i = 0; i < SANDBOX_NR_KINDS; i++)
+		if (strlen(kind_names[i]) == len && !strncmp(test, kind_names[i], len))
+			test_kind = i;
+	if (test_kind < 0) {
+		log_error("PLUGVM_SANDBOX_TEST: '%.*s' is not a thread kind (main, vcpu, console, "
+			  "chaos-irq)",
+			  (int)len, test);
+		return -EINVAL;
+	}
+	test_action = colon ? -1 : TEST_GETPPID;
+	for (i = 0; colon && i < TEST_WRITE; i++)
+		if (!strcmp(colon + 1, action_names[i]))
+			test_action = i;
+	if (colon && !strncmp(colon + 1, "write=", 6)) {
+		char *end;
+		long fd = strtol(colon + 7, &end, 10);
+
+		if (colon[7] && !*end && fd >= 0 && fd <= INT32_MAX) {
+			test_action = TEST_WRITE;
+			test_fd = (int)fd;
+		}
+	}
+	if (test_action < 0) {
+		log_error("PLUGVM_SANDBOX_TEST: '%s' is not an action (getppid, tgkill-other, "
+			  "kill-other, setaffinity-other, setscheduler-other, unlink, unlinkat, "
+			  "open, write=FD)",
+			  colon + 1);
+		test_kind = -1;
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int sandbox_enter(enum sandbox_kind kind)
 {
 	sigset_t sys;
@@ -394,6 +592,9 @@ int sandbox_enter(enum sandbox_kind kind)
 
 	thread_kind = sandbox_kind_name(kind);
 	if (filters_on) {
+		pthread_once(&compile_once, compile_all);
+		if (compile_result)
+			return compile_result;
 		/* What seccomp_load() does with libseccomp's defaults: no new privileges, no flags. */
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &compiled[kind]) < 0) {
@@ -408,9 +609,17 @@ int sandbox_enter(enum sandbox_kind kind)
 		pthread_sigmask(SIG_UNBLOCK, &sys, NULL);
 	}
 	if (test_kind == (int)kind) {
-		log_error("sandbox: PLUGVM_SANDBOX_TEST=%s: a forbidden system call on purpose",
-			  thread_kind);
-		syscall(SYS_getppid);
+		char fd[12] = "";
+		long ret;
+
+		if (test_action == TEST_WRITE)
+			snprintf(fd, sizeof(fd), "%d", test_fd);
+		log_error(
+		    "sandbox: PLUGVM_SANDBOX_TEST=%s:%s%s: a forbidden system call on purpose",
+		    thread_kind, action_names[test_action], fd);
+		ret = hijacked_call();
+		log_error("sandbox: PLUGVM_SANDBOX_TEST=%s:%s%s: not refused (returned %ld)",
+			  thread_kind, action_names[test_action], fd, ret);
 	}
 	return 0;
 }

@@ -23,13 +23,27 @@ enum sandbox_kind {
 };
 
 /*
- * Prepare: remember whether filters are on (`enabled`; off prints a loud warning), compile
- * every kind's filter (sandbox_enter() installs it), the syscall names the SIGSYS handler
- * prints, the handler itself, and the test hook
- * PLUGVM_SANDBOX_TEST=KIND (see sandbox_enter()). Main thread, before any other thread
- * exists. Returns 0 or -errno (logged).
+ * Prepare: remember whether filters are on (`enabled`; off prints a loud warning), glibc's
+ * lazy setup, the syscall names the SIGSYS handler prints, the handler itself, and the test
+ * hook PLUGVM_SANDBOX_TEST=KIND[:ACTION] (see sandbox_enter()). Main thread, before any
+ * other thread exists. Returns 0 or -errno (logged).
  */
 int sandbox_init(bool enabled);
+
+/*
+ * Let threads of `kind` (and the main thread, whose filter is the union) write(2) to fd,
+ * besides stderr which every kind may write to. During setup, before the first
+ * sandbox_enter() compiles the filters: the fd numbers are in the BPF. Returns 0, -EBUSY
+ * (the filters are compiled), -EINVAL or -ENOSPC (logged).
+ */
+int sandbox_allow_write(enum sandbox_kind kind, int fd);
+
+/*
+ * Let the main thread unlinkat(dir_fd, NAME, 0): a name in that directory, never a
+ * directory itself (the QMP socket at exit). Same timing and returns as
+ * sandbox_allow_write().
+ */
+int sandbox_allow_unlinkat(int dir_fd);
 
 /*
  * --runas: switch the whole process to `user`'s uid, primary gid and supplementary groups,
@@ -42,9 +56,13 @@ int sandbox_drop_user(const char *user);
 /*
  * Install kind's filter on the calling thread (nothing when filters are off) and name the
  * thread for the SIGSYS report; SIGSYS is unblocked in the thread. Call it where the
- * thread's setup ends. When PLUGVM_SANDBOX_TEST names `kind`, the thread then makes one
- * forbidden system call (getppid) on purpose: the integration tests prove the filter that
- * way. Returns 0 or -errno (logged): the caller must not run unconfined.
+ * thread's setup ends. The first call compiles every kind's filter with the grants made so
+ * far: it must run while the process has one thread (the main thread's). When
+ * PLUGVM_SANDBOX_TEST names `kind`, the thread then makes one forbidden call on purpose, what
+ * a hijacked thread would: ACTION getppid (the default), tgkill-other / kill-other (signal 0
+ * to pid 1), setaffinity-other / setscheduler-other (pid 1), unlink / unlinkat (a path),
+ * open (openat), write=FD; if it returns, a line says "not refused". The tests prove the
+ * filters that way. Returns 0 or -errno (logged): the caller must not run unconfined.
  */
 int sandbox_enter(enum sandbox_kind kind);
 

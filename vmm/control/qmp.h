@@ -68,6 +68,14 @@ int qmp_server_listen(struct qmp_server *s, const char *path);
 /* An fd that becomes readable when qmp_server_dispatch() has work (an epoll fd). */
 int qmp_server_fd(const struct qmp_server *s);
 
+/*
+ * The fds the sandbox grants (sandbox.h): the eventfd any thread posting an event writes to,
+ * and the socket's directory, where the main thread removes it at exit. -1 before
+ * qmp_server_listen() succeeded.
+ */
+int qmp_server_event_fd(const struct qmp_server *s);
+int qmp_server_dir_fd(const struct qmp_server *s);
+
 /* Accept clients, read requests, run commands, write replies and queued events. */
 void qmp_server_dispatch(struct qmp_server *s);
 

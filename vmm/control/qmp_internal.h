@@ -59,6 +59,8 @@ struct qmp_server {
 	char *greeting;
 	int listen_fd, epoll_fd, event_fd;
 	char *path;
+	int dir_fd; /* path's directory (O_PATH): the socket is removed as a name in it */
+	const char *name; /* path's last component, in path */
 	struct qmp_session *clients; /* the sessions with a socket (next list) */
 	unsigned nr_clients;
 	struct qmp_session *sessions; /* every session (all_next list) */

@@ -8,6 +8,7 @@
 #include "qmp_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -41,7 +42,7 @@ struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, 
 		return NULL;
 	s->cmds = cmds;
 	s->ctx = ctx;
-	s->listen_fd = s->epoll_fd = s->event_fd = -1;
+	s->listen_fd = s->epoll_fd = s->event_fd = s->dir_fd = -1;
 	pthread_mutex_init(&s->ev_lock, NULL);
 	s->ev_tail = &s->ev_head;
 	s->nr_event_keys = 1;
@@ -87,6 +88,29 @@ static int clear_stale_socket(const char *path, const struct sockaddr_un *addr)
 	return unlink(path) < 0 ? -errno : 0;
 }
 
+/*
+ * The directory of path, opened O_PATH, and path's last component in *name: the seccomp
+ * filters let the main thread remove the socket only as a name in this directory
+ * (sandbox_allow_unlinkat()). An fd, or -1 with errno set.
+ */
+static int open_parent(char *path, const char **name)
+{
+	char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash) {
+		*name = path;
+		return open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	*name = slash + 1;
+	if (slash == path)
+		return open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	*slash = '\0';
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	*slash = '/';
+	return fd;
+}
+
 static int epoll_add(int ep, int fd, uint32_t events, void *ptr)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = ptr };
@@ -122,6 +146,14 @@ int qmp_server_listen(struct qmp_server *s, const char *path)
 	if (!s->path || s->epoll_fd < 0 || s->event_fd < 0 || s->listen_fd < 0) {
 		err = s->path ? -errno : -ENOMEM;
 		log_error("--qmp: %s", strerror(-err));
+		return err;
+	}
+	s->dir_fd = open_parent(s->path, &s->name);
+	if (s->dir_fd < 0) {
+		err = -errno;
+		log_error("--qmp: cannot listen on '%s': %s", path, strerror(-err));
+		free(s->path);
+		s->path = NULL; /* not ours to unlink */
 		return err;
 	}
 	/*
@@ -372,6 +404,16 @@ void qmp_server_wake(struct qmp_server *s)
 		log_debug("qmp: eventfd: %s", strerror(errno));
 }
 
+int qmp_server_event_fd(const struct qmp_server *s)
+{
+	return s->event_fd;
+}
+
+int qmp_server_dir_fd(const struct qmp_server *s)
+{
+	return s->dir_fd;
+}
+
 void qmp_server_flush(struct qmp_server *s, int timeout_ms)
 {
 	struct timespec t0, t;
@@ -407,7 +449,9 @@ void qmp_server_destroy(struct qmp_server *s)
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->path)
-		unlink(s->path);
+		unlinkat(s->dir_fd, s->name, 0);
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
 	if (s->event_fd >= 0)
 		close(s->event_fd);
 	if (s->epoll_fd >= 0)
