@@ -637,6 +637,51 @@ static void test_event_without_listener(void **state)
 }
 
 /* listen() as the server calls it: is the socket's public path there yet? */
+/* Whether the server's fd is readable now: the main loop would call the dispatcher. */
+static bool server_ready(struct qmp_server *s)
+{
+	struct pollfd p = { .fd = qmp_server_fd(s), .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/*
+ * A client that sends many requests at once gets QMP_PASS_REQUESTS of them run per
+ * dispatch, another client its share in the same dispatch, and the rest of the first
+ * one's input is run on the passes after, which the server asks for (its fd stays
+ * readable) though the socket has nothing more to read.
+ */
+static void test_requests_per_pass_are_bounded(void **state)
+{
+	struct fixture *f = *state;
+	static const char echo[] = "{\"execute\": \"echo\"}\n";
+	char path[108], many[40 * sizeof(echo)] = "";
+	int a = socket_client(f, path, sizeof(path)), b = qmp_test_client(f->s, path);
+	unsigned i, passes = 0;
+	char *out;
+
+	qmp_test_negotiate(f->s, a);
+	qmp_test_negotiate(f->s, b);
+	for (i = 0; i < 40; i++)
+		strcat(many, echo);
+	assert_int_equal(send(a, many, strlen(many), 0), (ssize_t)strlen(many));
+	assert_int_equal(send(b, echo, strlen(echo), 0), (ssize_t)strlen(echo));
+	echo_calls = 0;
+	qmp_server_dispatch(f->s);
+	assert_int_equal(echo_calls, QMP_PASS_REQUESTS + 1);
+	out = qmp_test_read(f->s, b); /* b's reply came in the first pass */
+	assert_int_equal(qmp_test_count(out, "\"return\""), 1);
+	/* The main loop's way: dispatch while the server's fd says there is work. */
+	while (server_ready(f->s) && passes++ < 100)
+		qmp_server_dispatch(f->s);
+	assert_int_equal(echo_calls, 41);
+	out = qmp_test_read(f->s, a);
+	assert_int_equal(qmp_test_count(out, "\"return\""), 40);
+	close(a);
+	close(b);
+	unlink(path);
+}
+
 int __real_listen(int fd, int backlog);
 int __wrap_listen(int fd, int backlog);
 static const char *listen_watch; /* the path to look at, NULL: none */
@@ -698,6 +743,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_without_listener, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_half_close_answers_everything, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_requests_per_pass_are_bounded, setup,
 						teardown),
 	};
 
