@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """QMP clients share the server fairly (docs/qmp.md, "Fairness"): clients flooding it with
-requests, garbage and huge requests do not delay a well-behaved client's replies.
+requests, garbage and huge requests do not delay a well-behaved client's replies, and
+connections left idle cannot lock new clients out.
 """
 import multiprocessing
 import os
@@ -11,6 +12,8 @@ import time
 from qmp import Qmp, wait_socket
 from vm import BOOT_TIMEOUT, plugvm
 
+IDLE_EVICT_S = 1.0  # QMP_IDLE_EVICT_MS
+MAX_CLIENTS = 256  # QMP_MAX_CLIENTS
 POLITE_BOUND_S = 0.100  # the issue's bound for a reply while 8 clients flood
 
 
@@ -114,4 +117,44 @@ def test_flooding_clients_do_not_delay_a_polite_one(tmp_path):
         assert [f[0] for f in flooders if f[3].value] == []  # nobody was dropped
         assert all(a > b for a, b in zip(after, before)), (before, after)  # all flooded
         assert rtts[-1] < POLITE_BOUND_S, [round(t * 1000, 1) for t in rtts]
+        assert vm.proc.poll() is None
+
+
+def test_idle_connections_cannot_lock_new_clients_out(tmp_path):
+    """QMP_MAX_CLIENTS connections that only took their greeting: once one has been idle
+    QMP_IDLE_EVICT_MS, a new client is served, and the connection idle longest is the one
+    closed to make room (docs/qmp.md)."""
+    vm, path = start(tmp_path)
+    with vm:
+        idle = []
+        for _ in range(MAX_CLIENTS):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(30)
+            s.connect(path)
+            assert s.recv(4096).startswith(b'{"QMP"')
+            if not idle:
+                first = time.monotonic()  # the server accepted it before this
+            idle.append(s)
+        # The first is the one idle longest; once it is past the age, it makes room.
+        time.sleep(max(0.0, first + IDLE_EVICT_S - time.monotonic()))
+        with Qmp(path, timeout=30) as q:
+            assert "QMP" in q.greeting, q.greeting
+            assert q.cmd("query-status")["running"]
+            assert q.cmd("query-status")["running"]
+        goodbye = b""
+        while True:
+            chunk = idle[0].recv(4096)
+            if not chunk:
+                break
+            goodbye += chunk
+        assert b"idle" in goodbye, goodbye
+        # The others are still connected.
+        for s in idle[1:]:
+            s.setblocking(False)
+            try:
+                assert s.recv(1) != b""
+            except BlockingIOError:
+                pass
+        for s in idle:
+            s.close()
         assert vm.proc.poll() is None

@@ -682,6 +682,77 @@ static void test_requests_per_pass_are_bounded(void **state)
 	unlink(path);
 }
 
+static unsigned long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+/* A client connects to f->s; the server accepts it or not. Everything it got, up to EOF. */
+static char *connect_when_full(struct fixture *f, const char *path, int *fd)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	*fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(*fd >= 0);
+	assert_int_equal(connect(*fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	return qmp_test_read(f->s, *fd);
+}
+
+/*
+ * With QMP_MAX_CLIENTS connected, a new client is refused while none has been idle for
+ * QMP_IDLE_EVICT_MS; then it takes the place of the client idle longest, but never of one
+ * still owed a reply.
+ */
+static void test_idle_client_makes_room(void **state)
+{
+	struct fixture *f = *state;
+	static const char req[] = "{\"execute\": \"later\"}\n";
+	static int fds[QMP_MAX_CLIENTS];
+	char path[108], *out;
+	unsigned long long first;
+	unsigned i;
+	int fd;
+
+	later_server = f->s;
+	later = NULL;
+	fds[0] = socket_client(f, path, sizeof(path));
+	first = mono_ms();
+	qmp_test_negotiate(f->s, fds[0]);
+	assert_int_equal(send(fds[0], req, strlen(req), 0), (ssize_t)strlen(req));
+	qmp_test_read(f->s, fds[0]);
+	assert_non_null(later); /* fds[0] is owed a reply */
+	for (i = 1; i < QMP_MAX_CLIENTS; i++)
+		fds[i] = qmp_test_client(f->s, path);
+	assert_int_equal(qmp_server_clients(f->s), QMP_MAX_CLIENTS);
+	out = connect_when_full(f, path, &fd);
+	/* Only when the host ran this fast: the rule is about time, which it cannot stop. */
+	if (mono_ms() - first < QMP_IDLE_EVICT_MS)
+		assert_non_null(strstr(out, "too many clients"));
+	close(fd);
+
+	while (mono_ms() - first <= QMP_IDLE_EVICT_MS + 1)
+		poll(NULL, 0, 10);
+	out = connect_when_full(f, path, &fd);
+	assert_non_null(strstr(out, "\"QMP\""));
+	assert_int_equal(qmp_server_clients(f->s), QMP_MAX_CLIENTS);
+	qmp_test_negotiate(f->s, fd);
+	/* fds[1] made room, not fds[0], idle as long but owed a reply. */
+	out = qmp_test_read(f->s, fds[1]);
+	assert_non_null(strstr(out, "idle connection closed"));
+	assert_int_equal(recv(fds[1], out, 1, MSG_DONTWAIT), 0);
+	qmp_deferred_return(later, json_object_new_string("done"), NULL);
+	out = qmp_test_read(f->s, fds[0]);
+	assert_non_null(strstr(out, "\"done\""));
+	for (i = 0; i < QMP_MAX_CLIENTS; i++)
+		close(fds[i]);
+	close(fd);
+	unlink(path);
+}
+
 int __real_listen(int fd, int backlog);
 int __wrap_listen(int fd, int backlog);
 static const char *listen_watch; /* the path to look at, NULL: none */
@@ -746,6 +817,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_requests_per_pass_are_bounded, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_idle_client_makes_room, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

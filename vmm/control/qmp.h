@@ -25,9 +25,12 @@
 /*
  * Fairness (docs/qmp.md): per qmp_server_dispatch(), each client gets at most one read of
  * QMP_PASS_BYTES and QMP_PASS_REQUESTS requests run; what is left waits for the next pass.
+ * With the table full, a new client takes the place of the connection idle longest, once
+ * that one has sent nothing for QMP_IDLE_EVICT_MS and waits for no reply.
  */
 #define QMP_PASS_BYTES	  (16u << 10)
 #define QMP_PASS_REQUESTS 8u
+#define QMP_IDLE_EVICT_MS 1000u
 
 /* A command's failure: QEMU's error classes ("GenericError", "CommandNotFound", ...). */
 struct qmp_error {

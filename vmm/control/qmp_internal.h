@@ -30,6 +30,7 @@ struct qmp_session {
 	/* Received, not parsed yet (its pass's budget ran out): at most QMP_PASS_BYTES. */
 	char *in;
 	size_t in_off, in_len;
+	uint64_t active_ns; /* when it connected or last sent a byte, CLOCK_MONOTONIC */
 	uint64_t served_pass; /* the dispatcher's pass that last gave it its share */
 	uint32_t subscribed; /* optional events asked for (qmp_subscribe) */
 	uint64_t serial; /* names the session for deferred replies */
@@ -102,6 +103,8 @@ bool qmp_session_done(const struct qmp_session *c);
 
 /* ---- qmp_events.c ---- */
 
+/* CLOCK_MONOTONIC in nanoseconds. Any thread. */
+uint64_t qmp_mono_ns(void);
 /* Take every queued event, oldest first (the caller frees them). Any thread. */
 struct qmp_event *qmp_events_take(struct qmp_server *s);
 /* Free the queued and the throttled events. */

@@ -242,6 +242,45 @@ static void reap(struct qmp_server *s)
 	}
 }
 
+static unsigned live_clients(const struct qmp_server *s)
+{
+	const struct qmp_session *c;
+	unsigned n = 0;
+
+	for (c = s->clients; c; c = c->next)
+		n += !c->closing;
+	return n;
+}
+
+/*
+ * The table is full: close the connection idle longest (nothing received for at least
+ * QMP_IDLE_EVICT_MS, no reply owed to it, no request waiting in its input), as nginx
+ * reuses its oldest idle keep-alive connections. False: none qualifies. Guarded by
+ * test_qmp_fairness.py's test_idle_connections_cannot_lock_new_clients_out and
+ * test_qmp.c's test_idle_client_makes_room.
+ */
+static bool evict_idle(struct qmp_server *s)
+{
+	static const char bye[] = "{\"error\": {\"class\": \"GenericError\", \"desc\": "
+				  "\"idle connection closed: too many clients\"}}";
+	uint64_t now = qmp_mono_ns(), age_ns = QMP_IDLE_EVICT_MS * 1000000ull;
+	struct qmp_session *c, *victim = NULL;
+
+	for (c = s->clients; c; c = c->next) {
+		if (c->closing || c->nr_deferred || c->in_len || now - c->active_ns < age_ns)
+			continue;
+		if (!victim || c->active_ns < victim->active_ns)
+			victim = c;
+	}
+	if (!victim)
+		return false;
+	log_debug("qmp: closing a client idle for %llu ms: a new one needs its place",
+		  (unsigned long long)((now - victim->active_ns) / 1000000));
+	qmp_session_append(victim, bye, sizeof(bye) - 1);
+	victim->closing = true; /* reap() sends it that line, then closes it */
+	return true;
+}
+
 static void client_accept(struct qmp_server *s)
 {
 	for (;;) {
@@ -254,7 +293,8 @@ static void client_accept(struct qmp_server *s)
 				log_warn("qmp: accept: %s", strerror(errno));
 			return;
 		}
-		if (s->nr_clients >= QMP_MAX_CLIENTS) {
+		if (s->nr_clients >= QMP_MAX_CLIENTS && live_clients(s) >= QMP_MAX_CLIENTS &&
+		    !evict_idle(s)) {
 			static const char busy[] =
 			    "{\"error\":{\"class\":\"GenericError\",\"desc\":\"too many "
 			    "clients\"}}\r\n";
@@ -271,6 +311,7 @@ static void client_accept(struct qmp_server *s)
 			continue;
 		}
 		c->fd = fd;
+		c->active_ns = qmp_mono_ns();
 		c->epoll_events = EPOLLIN;
 		c->next = s->clients;
 		s->clients = c;
@@ -329,6 +370,7 @@ static void client_serve(struct qmp_server *s, struct qmp_session *c)
 		if (n == 0) /* its end of input: it still gets every reply (QEMU's way) */
 			qmp_session_end_input(c);
 		if (n > 0) {
+			c->active_ns = qmp_mono_ns();
 			used = qmp_session_input_some(c, buf, (size_t)n, &budget);
 			if (used < (size_t)n && !c->closing &&
 			    !keep_input(c, buf + used, (size_t)n - used))
