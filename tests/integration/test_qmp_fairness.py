@@ -4,7 +4,6 @@ requests, garbage and huge requests do not delay a well-behaved client's replies
 connections left idle cannot lock new clients out.
 """
 import multiprocessing
-import os
 import select
 import socket
 import time
@@ -28,6 +27,8 @@ def start(tmp_path):
 FLOODS = {
     # Cheap requests, as fast as the socket takes them.
     "requests": b'{"execute": "query-status"}\n' * 512,
+    # The same from a client that never reads a reply.
+    "deaf": b'{"execute": "query-status"}\n' * 512,
     # Lines that are not JSON: a parse error each.
     "garbage": b"this is not json, and it never ends\n" * 512,
     # A 512 KiB request (refused: an unknown argument), again and again.
@@ -36,10 +37,12 @@ FLOODS = {
     "blank": b" " * (256 << 10) + b'{"execute": "query-status"}\n',
 }
 
+FLOODER_KINDS = ["requests", "requests", "deaf", "deaf", "garbage", "garbage", "big", "blank"]
+
 
 def flood(path, kind, stop, sent, dropped):
-    """A client that sends `kind` without pause and reads (and drops) whatever comes back,
-    so that the server never has a reason to drop it; until `stop` is set."""
+    """A client that sends `kind` without pause, until `stop` is set. It reads (and drops)
+    whatever comes back, so that the server has no reason to drop it, but for "deaf"."""
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
     s.sendall(b'{"execute": "qmp_capabilities"}\n')
@@ -47,7 +50,7 @@ def flood(path, kind, stop, sent, dropped):
     data = memoryview(FLOODS[kind])
     off = 0
     while not stop.is_set():
-        r, w, _ = select.select([s], [s], [], 0.1)
+        r, w, _ = select.select([] if kind == "deaf" else [s], [s], [], 0.1)
         if r:
             try:
                 if not s.recv(1 << 20):
@@ -69,26 +72,25 @@ def flood(path, kind, stop, sent, dropped):
 
 
 def test_flooding_clients_do_not_delay_a_polite_one(tmp_path):
-    """Eight clients flood the server (two of each kind in FLOODS) while a ninth sends
-    query-status 50 times, one at a time: every reply comes within 100 ms.
+    """Eight clients flood the server (FLOODER_KINDS) while a ninth sends query-status 50
+    times, one at a time: every reply comes within 100 ms.
 
     What the server does per pass is bounded per client (QMP_PASS_REQUESTS requests,
     QMP_PASS_BYTES read), so the polite client's request waits for at most one pass of the
     8 flooders' shares (well under a millisecond of work). The rest of the 100 ms is for
     the host: 2 cores shared by the VMM, the 8 flooder processes and other jobs' builds.
+    The deaf flooders' replies wait in their queues: the server never blocks writing.
     """
     vm, path = start(tmp_path)
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
     flooders = []
     with vm:
-        for kind in sorted(FLOODS):
-            for _ in range(2):
-                sent, dropped = ctx.Value("q", 0), ctx.Value("i", 0)
-                p = ctx.Process(target=flood, args=(path, kind, stop, sent, dropped),
-                                daemon=True)
-                p.start()
-                flooders.append((kind, p, sent, dropped))
+        for kind in FLOODER_KINDS:
+            sent, dropped = ctx.Value("q", 0), ctx.Value("i", 0)
+            p = ctx.Process(target=flood, args=(path, kind, stop, sent, dropped), daemon=True)
+            p.start()
+            flooders.append((kind, p, sent, dropped))
         try:
             # The flood is on: every flooder has had 256 KiB taken by the server.
             deadline = time.monotonic() + 30
@@ -114,8 +116,10 @@ def test_flooding_clients_do_not_delay_a_polite_one(tmp_path):
         print(f"polite client's round trips while 8 clients flood: n={len(rtts)} "
               f"median={rtts[len(rtts) // 2] * 1000:.1f} ms max={rtts[-1] * 1000:.1f} ms; "
               f"taken from the flooders meanwhile: {sum(after) - sum(before)} bytes")
-        assert [f[0] for f in flooders if f[3].value] == []  # nobody was dropped
-        assert all(a > b for a, b in zip(after, before)), (before, after)  # all flooded
+        # Nobody was dropped (the deaf may be, once 8 MiB of replies wait for them).
+        assert [f[0] for f in flooders if f[3].value and f[0] != "deaf"] == []
+        # All flooded while the polite client was measured (but for a deaf one dropped).
+        assert all(a > b or f[3].value for f, a, b in zip(flooders, after, before)), (before, after)
         assert rtts[-1] < POLITE_BOUND_S, [round(t * 1000, 1) for t in rtts]
         assert vm.proc.poll() is None
 
