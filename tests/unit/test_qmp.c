@@ -274,6 +274,43 @@ static void test_streaming(void **state)
 	assert_int_equal(echo_calls, 3);
 }
 
+/*
+ * Input fed a request at a time (qmp_session_input_some() with a budget of 1, the rest
+ * fed again, as the server's passes do) is answered exactly as the same input in one go:
+ * requests, parse errors with the rest of their line skipped, blanks, a split request.
+ */
+static void test_budgeted_input_answers_the_same(void **state)
+{
+	struct fixture *f = *state;
+	static const char in[] = "{\"execute\": \"echo\", \"id\": 1}{\"execute\": \"fail\"}\n"
+				 "not json {\"execute\": \"echo\", \"id\": \"skipped\"}\n   \n"
+				 "[1]\n{\"execute\": \"echo\", \"arguments\": {\"s\": \"x\"}, "
+				 "\"id\": 2}\n}\n{\"execute\": \"echo\", \"id\": 3}\n";
+	struct qmp_session *b = qmp_test_session(f->s);
+	const char *out_a, *out_b;
+	size_t len_a, len_b, off = 0, used;
+	unsigned calls = 0;
+
+	negotiate(f->c);
+	qmp_session_input(f->c, in, sizeof(in) - 1);
+	while (off < sizeof(in) - 1) {
+		unsigned budget = 1;
+
+		used = qmp_session_input_some(b, in + off, sizeof(in) - 1 - off, &budget);
+		assert_true(used > 0 || budget == 0);
+		off += used;
+		assert_true(++calls < sizeof(in));
+	}
+	assert_true(calls >= 7); /* one request or parse error a call */
+	out_a = qmp_session_output(f->c, &len_a);
+	out_b = qmp_session_output(b, &len_b);
+	assert_int_equal(len_a, len_b);
+	assert_memory_equal(out_a, out_b, len_a);
+	assert_null(strstr(out_a, "skipped"));
+	assert_non_null(strstr(out_a, "\"id\":3"));
+	qmp_session_destroy(b);
+}
+
 static void test_malformed_then_recovers(void **state)
 {
 	struct fixture *f = *state;
@@ -805,6 +842,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_streaming, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_then_recovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budgeted_input_answers_the_same, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_request_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_over_output_limit_is_dropped, setup,
