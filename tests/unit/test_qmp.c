@@ -274,6 +274,43 @@ static void test_streaming(void **state)
 	assert_int_equal(echo_calls, 3);
 }
 
+/*
+ * Input fed a request at a time (qmp_session_input_some() with a budget of 1, the rest
+ * fed again, as the server's passes do) is answered exactly as the same input in one go:
+ * requests, parse errors with the rest of their line skipped, blanks, a split request.
+ */
+static void test_budgeted_input_answers_the_same(void **state)
+{
+	struct fixture *f = *state;
+	static const char in[] = "{\"execute\": \"echo\", \"id\": 1}{\"execute\": \"fail\"}\n"
+				 "not json {\"execute\": \"echo\", \"id\": \"skipped\"}\n   \n"
+				 "[1]\n{\"execute\": \"echo\", \"arguments\": {\"s\": \"x\"}, "
+				 "\"id\": 2}\n}\n{\"execute\": \"echo\", \"id\": 3}\n";
+	struct qmp_session *b = qmp_test_session(f->s);
+	const char *out_a, *out_b;
+	size_t len_a, len_b, off = 0, used;
+	unsigned calls = 0;
+
+	negotiate(f->c);
+	qmp_session_input(f->c, in, sizeof(in) - 1);
+	while (off < sizeof(in) - 1) {
+		unsigned budget = 1;
+
+		used = qmp_session_input_some(b, in + off, sizeof(in) - 1 - off, &budget);
+		assert_true(used > 0 || budget == 0);
+		off += used;
+		assert_true(++calls < sizeof(in));
+	}
+	assert_true(calls >= 7); /* one request or parse error a call */
+	out_a = qmp_session_output(f->c, &len_a);
+	out_b = qmp_session_output(b, &len_b);
+	assert_int_equal(len_a, len_b);
+	assert_memory_equal(out_a, out_b, len_a);
+	assert_null(strstr(out_a, "skipped"));
+	assert_non_null(strstr(out_a, "\"id\":3"));
+	qmp_session_destroy(b);
+}
+
 static void test_malformed_then_recovers(void **state)
 {
 	struct fixture *f = *state;
@@ -637,6 +674,122 @@ static void test_event_without_listener(void **state)
 }
 
 /* listen() as the server calls it: is the socket's public path there yet? */
+/* Whether the server's fd is readable now: the main loop would call the dispatcher. */
+static bool server_ready(struct qmp_server *s)
+{
+	struct pollfd p = { .fd = qmp_server_fd(s), .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/*
+ * A client that sends many requests at once gets QMP_PASS_REQUESTS of them run per
+ * dispatch, another client its share in the same dispatch, and the rest of the first
+ * one's input is run on the passes after, which the server asks for (its fd stays
+ * readable) though the socket has nothing more to read.
+ */
+static void test_requests_per_pass_are_bounded(void **state)
+{
+	struct fixture *f = *state;
+	static const char echo[] = "{\"execute\": \"echo\"}\n";
+	char path[108], many[40 * sizeof(echo)] = "";
+	int a = socket_client(f, path, sizeof(path)), b = qmp_test_client(f->s, path);
+	unsigned i, passes = 0;
+	char *out;
+
+	qmp_test_negotiate(f->s, a);
+	qmp_test_negotiate(f->s, b);
+	for (i = 0; i < 40; i++)
+		strcat(many, echo);
+	assert_int_equal(send(a, many, strlen(many), 0), (ssize_t)strlen(many));
+	assert_int_equal(send(b, echo, strlen(echo), 0), (ssize_t)strlen(echo));
+	echo_calls = 0;
+	qmp_server_dispatch(f->s);
+	assert_int_equal(echo_calls, QMP_PASS_REQUESTS + 1);
+	out = qmp_test_read(f->s, b); /* b's reply came in the first pass */
+	assert_int_equal(qmp_test_count(out, "\"return\""), 1);
+	/* The main loop's way: dispatch while the server's fd says there is work. */
+	while (server_ready(f->s) && passes++ < 100)
+		qmp_server_dispatch(f->s);
+	assert_int_equal(echo_calls, 41);
+	out = qmp_test_read(f->s, a);
+	assert_int_equal(qmp_test_count(out, "\"return\""), 40);
+	close(a);
+	close(b);
+	unlink(path);
+}
+
+static unsigned long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+/* A client connects to f->s; the server accepts it or not. Everything it got, up to EOF. */
+static char *connect_when_full(struct fixture *f, const char *path, int *fd)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	*fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(*fd >= 0);
+	assert_int_equal(connect(*fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	return qmp_test_read(f->s, *fd);
+}
+
+/*
+ * With QMP_MAX_CLIENTS connected, a new client is refused while none has been idle for
+ * QMP_IDLE_EVICT_MS; then it takes the place of the client idle longest, but never of one
+ * still owed a reply.
+ */
+static void test_idle_client_makes_room(void **state)
+{
+	struct fixture *f = *state;
+	static const char req[] = "{\"execute\": \"later\"}\n";
+	static int fds[QMP_MAX_CLIENTS];
+	char path[108], *out;
+	unsigned long long first;
+	unsigned i;
+	int fd;
+
+	later_server = f->s;
+	later = NULL;
+	fds[0] = socket_client(f, path, sizeof(path));
+	first = mono_ms();
+	qmp_test_negotiate(f->s, fds[0]);
+	assert_int_equal(send(fds[0], req, strlen(req), 0), (ssize_t)strlen(req));
+	qmp_test_read(f->s, fds[0]);
+	assert_non_null(later); /* fds[0] is owed a reply */
+	for (i = 1; i < QMP_MAX_CLIENTS; i++)
+		fds[i] = qmp_test_client(f->s, path);
+	assert_int_equal(qmp_server_clients(f->s), QMP_MAX_CLIENTS);
+	out = connect_when_full(f, path, &fd);
+	/* Only when the host ran this fast: the rule is about time, which it cannot stop. */
+	if (mono_ms() - first < QMP_IDLE_EVICT_MS)
+		assert_non_null(strstr(out, "too many clients"));
+	close(fd);
+
+	while (mono_ms() - first <= QMP_IDLE_EVICT_MS + 1)
+		poll(NULL, 0, 10);
+	out = connect_when_full(f, path, &fd);
+	assert_non_null(strstr(out, "\"QMP\""));
+	assert_int_equal(qmp_server_clients(f->s), QMP_MAX_CLIENTS);
+	qmp_test_negotiate(f->s, fd);
+	/* fds[1] made room, not fds[0], idle as long but owed a reply. */
+	out = qmp_test_read(f->s, fds[1]);
+	assert_non_null(strstr(out, "idle connection closed"));
+	assert_int_equal(recv(fds[1], out, 1, MSG_DONTWAIT), 0);
+	qmp_deferred_return(later, json_object_new_string("done"), NULL);
+	out = qmp_test_read(f->s, fds[0]);
+	assert_non_null(strstr(out, "\"done\""));
+	for (i = 0; i < QMP_MAX_CLIENTS; i++)
+		close(fds[i]);
+	close(fd);
+	unlink(path);
+}
+
 int __real_listen(int fd, int backlog);
 int __wrap_listen(int fd, int backlog);
 static const char *listen_watch; /* the path to look at, NULL: none */
@@ -689,6 +842,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_argument_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_streaming, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_then_recovers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budgeted_input_answers_the_same, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_request_too_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_over_output_limit_is_dropped, setup,
@@ -699,6 +854,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_event_without_listener, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_half_close_answers_everything, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_requests_per_pass_are_bounded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_idle_client_makes_room, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,6 +22,15 @@
 #define QMP_MAX_REQUEST (1u << 20) /* bytes of one unfinished request before the client goes */
 #define QMP_MAX_OUTPUT	(8u << 20) /* unread replies and events before the client goes */
 #define QMP_MAX_CLIENTS 256
+/*
+ * Fairness (docs/qmp.md): per qmp_server_dispatch(), each client gets at most one read of
+ * QMP_PASS_BYTES and QMP_PASS_REQUESTS requests run; what is left waits for the next pass.
+ * With the table full, a new client takes the place of the connection idle longest, once
+ * that one has sent nothing for QMP_IDLE_EVICT_MS and waits for no reply.
+ */
+#define QMP_PASS_BYTES	  (16u << 10)
+#define QMP_PASS_REQUESTS 8u
+#define QMP_IDLE_EVICT_MS 1000u
 
 /* A command's failure: QEMU's error classes ("GenericError", "CommandNotFound", ...). */
 struct qmp_error {
@@ -145,6 +154,13 @@ void qmp_session_destroy(struct qmp_session *c);
 
 /* Feed received bytes; replies (and errors) are appended to the output. */
 void qmp_session_input(struct qmp_session *c, const char *buf, size_t len);
+
+/*
+ * The same, stopping once `*budget` requests (parse errors included) were handled; each
+ * one handled is taken from *budget. Returns how many bytes of buf were used: the rest
+ * is for a later call, in order.
+ */
+size_t qmp_session_input_some(struct qmp_session *c, const char *buf, size_t len, unsigned *budget);
 
 /* The output not yet taken: a pointer to `*len` bytes, valid until the next call. */
 const char *qmp_session_output(const struct qmp_session *c, size_t *len);

@@ -40,7 +40,7 @@ void qmp_server_event_mask(struct qmp_server *s, uint32_t mask, const char *name
 	qmp_server_event_key(s, mask, name, 0, data);
 }
 
-static uint64_t mono_ns(void)
+uint64_t qmp_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -109,7 +109,7 @@ static bool throttle_event(struct qmp_server *s, unsigned idx, uint32_t key, str
 {
 	const struct event_limit *l = &event_limits[idx];
 	struct event_throttle *t = &s->throttle[idx];
-	uint64_t now = mono_ns();
+	uint64_t now = qmp_mono_ns();
 	bool any = throttle_release(s, t, l, now);
 
 	if (key >= s->nr_event_keys)
@@ -198,7 +198,7 @@ void qmp_server_set_event_keys(struct qmp_server *s, uint32_t nr_keys)
 
 int qmp_server_next_timeout_ms(struct qmp_server *s)
 {
-	uint64_t now = mono_ns(), first = UINT64_MAX;
+	uint64_t now = qmp_mono_ns(), first = UINT64_MAX;
 	unsigned i;
 
 	pthread_mutex_lock(&s->ev_lock);
@@ -222,7 +222,7 @@ int qmp_server_next_timeout_ms(struct qmp_server *s)
 
 void qmp_server_tick(struct qmp_server *s)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = qmp_mono_ns();
 	bool any = false;
 	unsigned i;
 

@@ -27,6 +27,11 @@ struct qmp_session {
 	size_t out_len, out_cap;
 	int fd; /* -1: no socket (unit tests) */
 	uint32_t epoll_events; /* what epoll watches for it now */
+	/* Received, not parsed yet (its pass's budget ran out): at most QMP_PASS_BYTES. */
+	char *in;
+	size_t in_off, in_len;
+	uint64_t active_ns; /* when it connected or last sent a byte, CLOCK_MONOTONIC */
+	uint64_t served_pass; /* the dispatcher's pass that last gave it its share */
 	uint32_t subscribed; /* optional events asked for (qmp_subscribe) */
 	uint64_t serial; /* names the session for deferred replies */
 	struct qmp_session *next;
@@ -63,6 +68,7 @@ struct qmp_server {
 	const char *name; /* path's last component, in path */
 	struct qmp_session *clients; /* the sessions with a socket (next list) */
 	unsigned nr_clients;
+	uint64_t pass; /* qmp_server_dispatch() calls so far */
 	struct qmp_session *sessions; /* every session (all_next list) */
 	uint64_t next_serial;
 	struct qmp_session *current; /* the session whose command runs now */
@@ -99,6 +105,8 @@ bool qmp_session_done(const struct qmp_session *c);
 
 /* ---- qmp_events.c ---- */
 
+/* CLOCK_MONOTONIC in nanoseconds. Any thread. */
+uint64_t qmp_mono_ns(void);
 /* Take every queued event, oldest first (the caller frees them). Any thread. */
 struct qmp_event *qmp_events_take(struct qmp_server *s);
 /* Free the queued and the throttled events. */

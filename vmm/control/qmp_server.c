@@ -27,9 +27,6 @@
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
 
-#define READ_CHUNK  65536
-#define READ_BUDGET (4 * READ_CHUNK) /* per client per dispatch: others get their turn */
-
 /* ---- server ---------------------------------------------------------------------------- */
 
 struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, const char *package,
@@ -277,6 +274,45 @@ static void reap(struct qmp_server *s)
 	}
 }
 
+static unsigned live_clients(const struct qmp_server *s)
+{
+	const struct qmp_session *c;
+	unsigned n = 0;
+
+	for (c = s->clients; c; c = c->next)
+		n += !c->closing;
+	return n;
+}
+
+/*
+ * The table is full: close the connection idle longest (nothing received for at least
+ * QMP_IDLE_EVICT_MS, no reply owed to it, no request waiting in its input), as nginx
+ * reuses its oldest idle keep-alive connections. False: none qualifies. Guarded by
+ * test_qmp_fairness.py's test_idle_connections_cannot_lock_new_clients_out and
+ * test_qmp.c's test_idle_client_makes_room.
+ */
+static bool evict_idle(struct qmp_server *s)
+{
+	static const char bye[] = "{\"error\": {\"class\": \"GenericError\", \"desc\": "
+				  "\"idle connection closed: too many clients\"}}";
+	uint64_t now = qmp_mono_ns(), age_ns = QMP_IDLE_EVICT_MS * 1000000ull;
+	struct qmp_session *c, *victim = NULL;
+
+	for (c = s->clients; c; c = c->next) {
+		if (c->closing || c->nr_deferred || c->in_len || now - c->active_ns < age_ns)
+			continue;
+		if (!victim || c->active_ns < victim->active_ns)
+			victim = c;
+	}
+	if (!victim)
+		return false;
+	log_debug("qmp: closing a client idle for %llu ms: a new one needs its place",
+		  (unsigned long long)((now - victim->active_ns) / 1000000));
+	qmp_session_append(victim, bye, sizeof(bye) - 1);
+	victim->closing = true; /* reap() sends it that line, then closes it */
+	return true;
+}
+
 static void client_accept(struct qmp_server *s)
 {
 	for (;;) {
@@ -289,7 +325,8 @@ static void client_accept(struct qmp_server *s)
 				log_warn("qmp: accept: %s", strerror(errno));
 			return;
 		}
-		if (s->nr_clients >= QMP_MAX_CLIENTS) {
+		if (s->nr_clients >= QMP_MAX_CLIENTS && live_clients(s) >= QMP_MAX_CLIENTS &&
+		    !evict_idle(s)) {
 			static const char busy[] =
 			    "{\"error\":{\"class\":\"GenericError\",\"desc\":\"too many "
 			    "clients\"}}\r\n";
@@ -306,6 +343,7 @@ static void client_accept(struct qmp_server *s)
 			continue;
 		}
 		c->fd = fd;
+		c->active_ns = qmp_mono_ns();
 		c->epoll_events = EPOLLIN;
 		c->next = s->clients;
 		s->clients = c;
@@ -314,28 +352,62 @@ static void client_accept(struct qmp_server *s)
 	}
 }
 
-static void client_read(struct qmp_server *s, struct qmp_session *c)
+/* Keep the input the pass's budget left unparsed, for the next pass. False without memory. */
+static bool keep_input(struct qmp_session *c, const char *buf, size_t len)
 {
-	static char buf[READ_CHUNK];
-	size_t total = 0;
+	char *in = malloc(len);
 
-	while (total < READ_BUDGET && !c->closing && !c->input_ended) {
-		ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (!in)
+		return false;
+	memcpy(in, buf, len);
+	free(c->in);
+	c->in = in;
+	c->in_off = 0;
+	c->in_len = len;
+	return true;
+}
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n < 0) { /* an error: the peer is gone, with what it half sent */
+/*
+ * One client's share of a pass: the input left from its last pass first, then at most
+ * one read of QMP_PASS_BYTES, and at most QMP_PASS_REQUESTS requests run in all. What
+ * the budget leaves is kept in c->in, and qmp_server_dispatch() comes back to it without
+ * waiting for the socket (test_qmp.c's test_requests_per_pass_are_bounded).
+ */
+static void client_serve(struct qmp_server *s, struct qmp_session *c)
+{
+	static char buf[QMP_PASS_BYTES];
+	unsigned budget = QMP_PASS_REQUESTS;
+	size_t used;
+	ssize_t n;
+
+	c->served_pass = s->pass;
+	if (c->in_len) {
+		used = qmp_session_input_some(c, c->in + c->in_off, c->in_len, &budget);
+		c->in_off += used;
+		c->in_len -= used;
+		if (!c->in_len) {
+			free(c->in);
+			c->in = NULL;
+		}
+	}
+	if (!c->in_len && budget && !c->closing && !c->input_ended) {
+		do
+			n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			/* An error: the peer is gone, with what it half sent. */
 			qmp_session_drop(c);
 			return;
 		}
-		if (n == 0) { /* its end of input: it still gets every reply (QEMU's way) */
+		if (n == 0) /* its end of input: it still gets every reply (QEMU's way) */
 			qmp_session_end_input(c);
-			break;
+		if (n > 0) {
+			c->active_ns = qmp_mono_ns();
+			used = qmp_session_input_some(c, buf, (size_t)n, &budget);
+			if (used < (size_t)n && !c->closing &&
+			    !keep_input(c, buf + used, (size_t)n - used))
+				qmp_session_drop(c);
 		}
-		qmp_session_input(c, buf, (size_t)n);
-		total += (size_t)n;
 	}
 	client_flush(s, c);
 }
@@ -363,14 +435,15 @@ static void deliver_events(struct qmp_server *s)
 void qmp_server_dispatch(struct qmp_server *s)
 {
 	struct epoll_event evs[32];
+	struct qmp_session *c;
 	int i, n;
 
 	if (s->epoll_fd < 0)
 		return;
+	s->pass++;
 	n = epoll_wait(s->epoll_fd, evs, 32, 0);
 	for (i = 0; i < n; i++) {
 		void *p = evs[i].data.ptr;
-		struct qmp_session *c;
 
 		if (p == &s->listen_fd) {
 			client_accept(s);
@@ -388,11 +461,22 @@ void qmp_server_dispatch(struct qmp_server *s)
 		if (c->input_ended && (evs[i].events & (EPOLLHUP | EPOLLERR)))
 			qmp_session_drop(c); /* half-closed, then closed: nobody reads replies */
 		else if (!c->input_ended && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-			client_read(s, c);
+			client_serve(s, c);
 		else
 			client_flush(s, c);
 	}
+	/* Input kept from an earlier pass gets its share too: epoll does not report it. */
+	for (c = s->clients; c; c = c->next)
+		if (c->in_len && !c->closing && c->served_pass != s->pass)
+			client_serve(s, c);
 	reap(s);
+	/* Input still kept: the main loop must come back at once (the eventfd wakes it). */
+	for (c = s->clients; c; c = c->next) {
+		if (c->in_len && !c->closing) {
+			qmp_server_wake(s);
+			break;
+		}
+	}
 }
 
 /* The dispatcher then runs deliver_events(), which flushes every client. */

@@ -356,11 +356,11 @@ static void execute_request(struct qmp_session *c, struct json_object *req)
 	json_object_put(empty);
 }
 
-void qmp_session_input(struct qmp_session *c, const char *buf, size_t len)
+size_t qmp_session_input_some(struct qmp_session *c, const char *buf, size_t len, unsigned *budget)
 {
 	size_t off = 0;
 
-	while (off < len && !c->closing && !c->input_ended) {
+	while (off < len && *budget && !c->closing && !c->input_ended) {
 		struct json_object *obj;
 		enum json_tokener_error jerr;
 		size_t chunk = len - off, used;
@@ -369,7 +369,7 @@ void qmp_session_input(struct qmp_session *c, const char *buf, size_t len)
 			const char *nl = memchr(buf + off, '\n', len - off);
 
 			if (!nl)
-				return;
+				return len;
 			off = (size_t)(nl - buf) + 1;
 			c->skip_line = false;
 			continue;
@@ -397,6 +397,7 @@ void qmp_session_input(struct qmp_session *c, const char *buf, size_t len)
 			snprintf(desc, sizeof(desc), "JSON parse error, %s",
 				 json_tokener_error_desc(jerr));
 			reply_error(c, NULL, "GenericError", desc);
+			--*budget;
 			/* Resynchronise at the next line, as a line-oriented client expects. */
 			off += used ? used : 1;
 			if (off > 0 && buf[off - 1] != '\n')
@@ -404,9 +405,18 @@ void qmp_session_input(struct qmp_session *c, const char *buf, size_t len)
 			continue;
 		}
 		off += used;
+		--*budget;
 		execute_request(c, obj);
 		json_object_put(obj);
 	}
+	return off;
+}
+
+void qmp_session_input(struct qmp_session *c, const char *buf, size_t len)
+{
+	unsigned budget = UINT_MAX;
+
+	qmp_session_input_some(c, buf, len, &budget);
 }
 
 struct qmp_session *qmp_session_create(struct qmp_server *s)
@@ -442,6 +452,7 @@ void qmp_session_destroy(struct qmp_session *c)
 		}
 	}
 	json_tokener_free(c->tok);
+	free(c->in);
 	free(c->out);
 	free(c);
 }
