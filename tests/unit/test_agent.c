@@ -440,6 +440,57 @@ static void test_guest_strings_reach_clients_clean(void **state)
 	unlink(path);
 }
 
+/* True when agent_fd() is readable: the main loop's next pass comes at once. */
+static bool agent_fd_readable(void)
+{
+	struct pollfd p = { .fd = agent_fd(&vm), .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/*
+ * Issue 25 A.1: a guest fills its transmitq with 1 MiB buffers of valid events. What the
+ * queue cannot take is counted dropped; the main loop handles at most AGENT_BUDGET per
+ * agent_process() and leaves agent_fd() readable while more wait, so QMP and signals get
+ * their turn between budgets; every queued event is handled in the end.
+ */
+static void test_event_flood_is_handled_in_budgets(void **state)
+{
+	const unsigned nr = 10000, queue_max = 4096;
+	struct plugvm_agent_ev_state ev = { .cpu = 1, .state = 1, .up = 1 };
+	struct plugvm_agent_msg *flood = calloc(nr, sizeof(*flood));
+	struct agent_stats st;
+	uint64_t events0;
+	unsigned i, passes = 0;
+
+	(void)state;
+	assert_non_null(flood);
+	guest_connect(2);
+	agent_get_stats(&vm, &st);
+	events0 = st.events;
+	for (i = 0; i < nr; i++) {
+		flood[i].hdr = (struct plugvm_agent_hdr){ .magic = PLUGVM_AGENT_MAGIC,
+							  .version = PLUGVM_AGENT_VERSION,
+							  .type = PLUGVM_AGENT_EV_STATE,
+							  .len = sizeof(ev),
+							  .flags = PLUGVM_AGENT_F_EVENT };
+		memcpy(flood[i].payload, &ev, sizeof(ev));
+	}
+	channel.rx(channel.opaque, (const uint8_t *)flood, nr * sizeof(*flood));
+	free(flood);
+	agent_get_stats(&vm, &st);
+	assert_int_equal(st.dropped, nr - queue_max);
+	while (agent_fd_readable()) {
+		agent_process(&vm);
+		agent_get_stats(&vm, &st);
+		passes++;
+		assert_true(st.events - events0 <= (uint64_t)passes * AGENT_BUDGET);
+		assert_true(passes <= queue_max / AGENT_BUDGET);
+	}
+	assert_int_equal(st.events - events0, queue_max);
+	assert_int_equal(passes, queue_max / AGENT_BUDGET);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +504,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_target_keeps_a_bounded_states_list, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_guest_strings_reach_clients_clean, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_event_flood_is_handled_in_budgets, setup,
 						teardown),
 	};
 

@@ -27,6 +27,14 @@ struct vm;
  */
 #define AGENT_MAX_PENDING 256
 
+/*
+ * Guest messages moved per hold of the agent's queue lock (by a vCPU thread or the main
+ * loop), and handled per agent_process() call at most: the rest wait for the next pass of
+ * the main loop, after its other sources (NAPI's budget).
+ */
+#define AGENT_BATCH  64
+#define AGENT_BUDGET 256
+
 /* Fixed-size message framing with resynchronisation on the magic. Pure; unit-tested. */
 struct agent_framer {
 	uint8_t buf[PLUGVM_AGENT_MSG_SIZE];
@@ -59,6 +67,10 @@ void agent_shutdown(struct vm *vm);
 
 /* Readable when guest messages wait: the main loop then calls agent_process(). -1: none. */
 int agent_fd(const struct vm *vm);
+/*
+ * Main thread: handle at most AGENT_BUDGET queued guest messages (replies, events, resets)
+ * and expire overdue requests. When messages are left, agent_fd() stays readable.
+ */
 void agent_process(struct vm *vm);
 /* Milliseconds to the next request deadline (-1: none); agent_process() handles it. */
 int agent_next_timeout_ms(const struct vm *vm);
