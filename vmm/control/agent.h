@@ -33,7 +33,7 @@ struct vm;
  * the main loop, after its other sources (NAPI's budget).
  */
 #define AGENT_BATCH  64
-#define AGENT_BUDGET 256
+#define AGENT_BUDGET 64
 
 /* Fixed-size message framing with resynchronisation on the magic. Pure; unit-tested. */
 struct agent_framer {
