@@ -74,11 +74,6 @@ struct flood {
 	unsigned long ops;
 };
 
-static void outsl(uint16_t port, const void *p, unsigned long n)
-{
-	__asm__ volatile("rep outsl" : "+S"(p), "+c"(n) : "d"(port) : "memory");
-}
-
 static void fill_msgs(struct flood *f)
 {
 	struct plugvm_agent_msg *m = (struct plugvm_agent_msg *)f->buf;
