@@ -286,9 +286,9 @@ static int event_loop(struct vm *vm, int sig_fd)
 			}
 		}
 		/*
-		 * Guest agent messages (a budget of them: its fd stays readable while more
-		 * wait) and request deadlines, after signals and QMP: a command that came
-		 * during this pass waits for one budget at most (test_flood.py).
+		 * Guest agent messages (a budget of them; the rest at the timeout above) and
+		 * request deadlines, after signals and QMP: a command that came during this
+		 * pass waits for one budget at most (test_flood.py).
 		 */
 		agent_process(vm);
 	}

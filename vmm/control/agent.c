@@ -9,8 +9,9 @@
  * A guest can write messages much faster than the main loop handles them, so neither side
  * does unbounded work under `lock`: a vCPU frames into its own batch and takes the lock
  * once per AGENT_BATCH messages to copy them in (or count them dropped), and the main loop
- * takes at most AGENT_BATCH per lock hold and AGENT_BUDGET per pass, leaving the rest for
- * the next pass after the other sources' turn (test_agent.c, test_flood.py).
+ * takes at most AGENT_BATCH per lock hold and AGENT_BUDGET per AGENT_PERIOD_MS, leaving
+ * the rest queued: a flooding guest gets a bounded share of the main thread, which stays
+ * free to answer QMP and signals (test_agent.c, test_flood.py).
  */
 #include "agent.h"
 
@@ -57,6 +58,9 @@ struct agent {
 	uint64_t dropped, skipped;
 	/* Main thread only: */
 	struct qmsg *work; /* AGENT_BATCH taken from the queue in one hold */
+	uint64_t period_start_ns; /* the budget's period */
+	unsigned period_done; /* messages handled in it */
+	bool backlog; /* the budget ran out: the next pass is at the period's end */
 	struct log_ratelimit rl;
 	bool connected;
 	struct plugvm_agent_hello hello;
@@ -295,17 +299,25 @@ static void check_timeouts(struct agent *a)
 void agent_process(struct vm *vm)
 {
 	struct agent *a = vm->agent;
-	unsigned done = 0, n, i;
-	uint64_t count;
+	uint64_t count, now;
+	unsigned n, i;
 	bool more = false;
 
 	if (!a)
 		return;
 	if (read(a->event_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		log_debug("agent: eventfd: %s", strerror(errno));
-	while (done < AGENT_BUDGET) {
+	now = now_ns();
+	if (now - a->period_start_ns >= AGENT_PERIOD_MS * 1000000ull) {
+		a->period_start_ns = now;
+		a->period_done = 0;
+	}
+	while (a->period_done < AGENT_BUDGET) {
+		n = AGENT_BUDGET - a->period_done < AGENT_BATCH ? AGENT_BUDGET - a->period_done
+								: AGENT_BATCH;
 		pthread_mutex_lock(&a->lock);
-		n = a->q_len < AGENT_BATCH ? a->q_len : AGENT_BATCH;
+		if (n > a->q_len)
+			n = a->q_len;
 		for (i = 0; i < n; i++)
 			a->work[i] = a->queue[(a->q_head + i) % QUEUE_MAX];
 		a->q_head = (a->q_head + n) % QUEUE_MAX;
@@ -324,24 +336,28 @@ void agent_process(struct vm *vm)
 			a->connected = false;
 			fail_all(a, AGENT_ENOTCONN);
 		}
-		done += n;
+		a->period_done += n;
 		if (!more)
 			break;
 	}
-	/* Over budget: the eventfd stays readable, so the next pass comes at once. */
-	if (more)
-		wake_main_loop(a);
+	/* Spent: what is queued, or comes meanwhile, waits for the next period. */
+	a->backlog = more || a->period_done >= AGENT_BUDGET;
 	check_timeouts(a);
 }
 
 int agent_next_timeout_ms(const struct vm *vm)
 {
 	const struct agent *a = vm->agent;
-	uint64_t now, first;
+	uint64_t now, first = UINT64_MAX;
 
-	if (!a || !a->pending)
+	if (!a)
 		return -1;
-	first = a->pending->deadline_ns;
+	if (a->backlog)
+		first = a->period_start_ns + AGENT_PERIOD_MS * 1000000ull;
+	if (a->pending && a->pending->deadline_ns < first)
+		first = a->pending->deadline_ns;
+	if (first == UINT64_MAX)
+		return -1;
 	now = now_ns();
 	return first <= now ? 0 : (int)((first - now) / 1000000 + 1);
 }
@@ -424,5 +440,6 @@ void agent_get_stats(const struct vm *vm, struct agent_stats *st)
 	pthread_mutex_lock(&a->lock);
 	st->skipped_bytes = a->skipped;
 	st->dropped = a->dropped;
+	st->queued = a->q_len;
 	pthread_mutex_unlock(&a->lock);
 }
