@@ -7,8 +7,9 @@
  * agent_lockdep, agent_hello), of replies to no request (agent_reply) or of garbage with
  * magics in it (agent_garbage); its receiveq posted as 1-byte buffers, notified in a loop
  * (rxq); the virtio console (console) and the 16550 (uart) given whole lines; _OST writes
- * (`rep outsl`, ost), hotplug reports (report) and refused direct starts (direct_start).
- * Once a second it prints its count so far (not for the console kind: it took that device).
+ * (`rep outsl`, ost), hotplug reports (report) and refused direct starts (direct_start);
+ * or all of them in turn, a round each (mix). Once a second it prints its count so far (not
+ * for the console and mix kinds: they took that device).
  */
 #include <linux/virtio_ids.h>
 
@@ -27,7 +28,7 @@
 
 #define FLOOD_KINDS                                                                             \
 	"agent_state|agent_lockdep|agent_hello|agent_reply|agent_garbage|rxq|console|uart|ost|" \
-	"report|direct_start"
+	"report|direct_start|mix"
 
 CMDLINE_PARAM(flood_kind, .name = "flood.kind", .kind = CMDLINE_ENUM, .choices = FLOOD_KINDS);
 CMDLINE_PARAM(flood_ms, .name = "flood.ms", .kind = CMDLINE_UINT, .min = 1, .max = 3600000);
@@ -44,6 +45,7 @@ enum flood_kind {
 	F_OST,
 	F_REPORT,
 	F_DIRECT_START,
+	F_MIX, /* every kind above in turn */
 	F_NR,
 };
 
@@ -59,37 +61,45 @@ static const char *const kind_names[F_NR] = {
 	[F_OST] = "ost",
 	[F_REPORT] = "report",
 	[F_DIRECT_START] = "direct_start",
+	[F_MIX] = "mix",
 };
 
-#define BUF_PAGES 256 /* one 1 MiB buffer, posted in every descriptor of a ring */
+#define BUF_PAGES 256 /* a 1 MiB buffer, posted in every descriptor of a ring */
 #define BUF_BYTES (BUF_PAGES * 4096u)
 #define LINE	  "flood: 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnop\n"
 
+/* What one kind writes: a buffer (identity-mapped: its address is its guest-physical one). */
+struct source {
+	uint8_t *buf;
+	uint32_t len; /* bytes each operation posts or writes */
+	size_t pages;
+};
+
 struct flood {
 	enum flood_kind kind;
-	uint8_t *buf; /* identity-mapped: its address is its guest-physical address */
-	uint32_t len; /* bytes of buf each operation posts or writes */
-	struct virtio_dev *dev;
+	struct source src[F_MIX];
+	struct virtio_dev *agent; /* claimed from its driver, or NULL */
+	struct virtio_dev *con; /* taken from its driver, or NULL */
 	uint32_t rng;
 	unsigned long ops;
 };
 
-static void fill_msgs(struct flood *f)
+static void fill_msgs(struct source *s, enum flood_kind kind)
 {
-	struct plugvm_agent_msg *m = (struct plugvm_agent_msg *)f->buf;
-	unsigned i, n = BUF_BYTES / sizeof(*m);
+	struct plugvm_agent_msg *m = (struct plugvm_agent_msg *)s->buf;
+	unsigned i, n = s->len / sizeof(*m);
 
 	memset(&m[0], 0, sizeof(m[0]));
 	m[0].hdr.magic = PLUGVM_AGENT_MAGIC;
 	m[0].hdr.version = PLUGVM_AGENT_VERSION;
 	m[0].hdr.flags = PLUGVM_AGENT_F_EVENT;
-	if (f->kind == F_AGENT_STATE) {
+	if (kind == F_AGENT_STATE) {
 		struct plugvm_agent_ev_state e = { .cpu = 0, .state = 1, .up = 1 };
 
 		m[0].hdr.type = PLUGVM_AGENT_EV_STATE;
 		m[0].hdr.len = sizeof(e);
 		memcpy(m[0].payload, &e, sizeof(e));
-	} else if (f->kind == F_AGENT_LOCKDEP) {
+	} else if (kind == F_AGENT_LOCKDEP) {
 		struct plugvm_agent_ev_lockdep e = { .type = 0, .cpu = 0 };
 
 		memcpy(e.lock, "flood_lock_a", 13);
@@ -97,7 +107,7 @@ static void fill_msgs(struct flood *f)
 		m[0].hdr.type = PLUGVM_AGENT_EV_LOCKDEP;
 		m[0].hdr.len = sizeof(e);
 		memcpy(m[0].payload, &e, sizeof(e));
-	} else if (f->kind == F_AGENT_HELLO) {
+	} else if (kind == F_AGENT_HELLO) {
 		struct plugvm_agent_hello h = { .version = PLUGVM_AGENT_VERSION,
 						.nr_cpus = 1,
 						.nr_states = 1 };
@@ -116,46 +126,48 @@ static void fill_msgs(struct flood *f)
 }
 
 /* Random bytes, a magic now and then (a frame that must be checked), partial magics. */
-static void fill_garbage(struct flood *f)
+static void fill_garbage(struct source *s, uint32_t *rng)
 {
-	uint32_t *w = (uint32_t *)f->buf;
+	uint32_t *w = (uint32_t *)s->buf;
 	unsigned i;
 
-	for (i = 0; i < BUF_BYTES / 4; i++) {
-		uint32_t r = selftest_rand(&f->rng);
+	for (i = 0; i < s->len / 4; i++) {
+		uint32_t r = selftest_rand(rng);
 
 		w[i] = r % 64 == 0 ? PLUGVM_AGENT_MAGIC : r % 8 == 0 ? (r & ~0xffu) | 'A' : r;
 	}
 }
 
-static void fill_lines(struct flood *f)
+static void fill_lines(struct source *s)
 {
 	uint32_t i;
 
-	for (i = 0; i + sizeof(LINE) - 1 <= f->len; i += sizeof(LINE) - 1)
-		memcpy(f->buf + i, LINE, sizeof(LINE) - 1);
-	f->len = i;
+	for (i = 0; i + sizeof(LINE) - 1 <= s->len; i += sizeof(LINE) - 1)
+		memcpy(s->buf + i, LINE, sizeof(LINE) - 1);
+	s->len = i;
 }
 
 /* Every free descriptor of queue q gets the buffer; one notify; take back what is used. */
-static void ring_round(struct flood *f, unsigned q, bool device_writes)
+static void ring_round(struct flood *f, struct virtio_dev *d, unsigned q, const struct source *s,
+		       bool device_writes)
 {
-	struct virtq *vq = &f->dev->vq[q];
+	struct virtq *vq = &d->vq[q];
 
 	while (virtq_get_used(vq, NULL) >= 0)
 		;
-	while (virtq_add(vq, f->buf, f->len, device_writes) >= 0)
+	while (virtq_add(vq, s->buf, s->len, device_writes) >= 0)
 		f->ops++;
-	virtq_kick(f->dev, q);
+	virtq_kick(d, q);
 }
 
-static void one_round(struct flood *f)
+static void one_round(struct flood *f, enum flood_kind kind)
 {
+	const struct source *s = &f->src[kind];
 	uint16_t b = PLUGVM_PORT_CPUHP;
 
-	switch (f->kind) {
+	switch (kind) {
 	case F_UART:
-		outsb(PLUGVM_PORT_COM1, f->buf, f->len);
+		outsb(PLUGVM_PORT_COM1, s->buf, s->len);
 		f->ops++;
 		break;
 	case F_OST:
@@ -164,64 +176,59 @@ static void one_round(struct flood *f)
 		outb(b + 5, 1);
 		outl(b + 8, 0x103);
 		outb(b + 5, 2);
-		outsl(b + 8, f->buf, f->len / 4);
-		f->ops += f->len / 4;
+		outsl(b + 8, s->buf, s->len / 4);
+		f->ops += s->len / 4;
 		break;
 	case F_REPORT:
-		outl(PLUGVM_PORT_HOTPLUG_REPORT, (uint32_t)(uintptr_t)f->buf);
+		outl(PLUGVM_PORT_HOTPLUG_REPORT, (uint32_t)(uintptr_t)s->buf);
 		f->ops++;
 		break;
 	case F_DIRECT_START:
-		outl(PLUGVM_PORT_DIRECT_START, (uint32_t)(uintptr_t)f->buf);
+		outl(PLUGVM_PORT_DIRECT_START, (uint32_t)(uintptr_t)s->buf);
 		f->ops++;
 		break;
 	case F_RXQ:
-		ring_round(f, PLUGVM_VIRTIO_RXQ, true);
+		ring_round(f, f->agent, PLUGVM_VIRTIO_RXQ, s, true);
+		break;
+	case F_CONSOLE:
+		ring_round(f, f->con, PLUGVM_VIRTIO_TXQ, s, false);
 		break;
 	default:
-		ring_round(f, PLUGVM_VIRTIO_TXQ, false);
+		ring_round(f, f->agent, PLUGVM_VIRTIO_TXQ, s, false);
 		break;
 	}
 }
 
-/* The buffer and the device for the kind. 0, or selftest_fail()'s value. */
-static int setup(struct flood *f)
+/* The buffer of one kind. 0, or selftest_fail()'s value. */
+static int setup_source(struct flood *f, enum flood_kind kind)
 {
-	f->len = BUF_BYTES;
-	if (f->kind <= F_RXQ) {
-		f->dev = agent_device_claim();
-		if (!f->dev)
-			return selftest_fail("no agent device");
-	} else if (f->kind == F_CONSOLE) {
-		f->dev = virtio_mmio_dev(PLUGVM_VIRTIO_SLOT_CONSOLE, VIRTIO_ID_CONSOLE);
-		if (!f->dev || virtio_dev_init(f->dev, 2))
-			return selftest_fail("no virtio console to flood");
-	}
-	switch (f->kind) {
+	struct source *s = &f->src[kind];
+	bool big = kind <= F_AGENT_GARBAGE || kind == F_CONSOLE;
+
+	s->pages = big ? BUF_PAGES : 1;
+	s->buf = page_zalloc(s->pages);
+	if (!s->buf)
+		return selftest_fail("no memory for the %s buffer", kind_names[kind]);
+	s->len = big ? BUF_BYTES : 4096;
+	switch (kind) {
 	case F_AGENT_STATE:
 	case F_AGENT_LOCKDEP:
 	case F_AGENT_HELLO:
 	case F_AGENT_REPLY:
-		fill_msgs(f);
+		fill_msgs(s, kind);
 		break;
 	case F_AGENT_GARBAGE:
-		fill_garbage(f);
+		fill_garbage(s, &f->rng);
 		break;
 	case F_RXQ:
-		f->len = 1;
+		s->len = 1;
 		break;
 	case F_CONSOLE:
-		fill_lines(f);
-		break;
 	case F_UART:
-		f->len = 4096;
-		fill_lines(f);
-		break;
-	case F_OST:
-		f->len = 4096;
+		fill_lines(s);
 		break;
 	case F_REPORT: {
-		struct plugvm_hotplug_report *r = (struct plugvm_hotplug_report *)f->buf;
+		struct plugvm_hotplug_report *r = (struct plugvm_hotplug_report *)s->buf;
 
 		r->apic_id = 0;
 		r->op = PLUGVM_HOTPLUG_OP_ONLINE;
@@ -229,13 +236,44 @@ static int setup(struct flood *f)
 	}
 	case F_DIRECT_START: {
 		/* An APIC ID beyond every slot: refused (PLUGVM_START_EAPIC), never run. */
-		struct plugvm_start_ctx *c = (struct plugvm_start_ctx *)f->buf;
+		struct plugvm_start_ctx *c = (struct plugvm_start_ctx *)s->buf;
 
 		c->apic_id = 0xfffffu;
 		break;
 	}
-	default:
+	default: /* F_OST: zeros, a status each word */
 		break;
+	}
+	return 0;
+}
+
+static bool uses(const struct flood *f, enum flood_kind kind)
+{
+	return f->kind == kind || f->kind == F_MIX;
+}
+
+/* The devices and buffers of f->kind. 0, or selftest_fail()'s value. */
+static int setup(struct flood *f)
+{
+	unsigned k;
+	int ret;
+
+	if (f->kind <= F_RXQ || f->kind == F_MIX) {
+		f->agent = agent_device_claim();
+		if (!f->agent)
+			return selftest_fail("no agent device");
+	}
+	if (uses(f, F_CONSOLE)) {
+		f->con = virtio_mmio_dev(PLUGVM_VIRTIO_SLOT_CONSOLE, VIRTIO_ID_CONSOLE);
+		if (!f->con || virtio_dev_init(f->con, 2))
+			return selftest_fail("no virtio console to flood");
+	}
+	for (k = 0; k < F_MIX; k++) {
+		if (!uses(f, (enum flood_kind)k))
+			continue;
+		ret = setup_source(f, (enum flood_kind)k);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -255,13 +293,12 @@ static enum flood_kind parse_kind(void)
 static int test_flood(void)
 {
 	struct flood f = { .rng = 1 };
-	uint64_t ms = cmdline_uint("flood.ms", 3000), t0, next, deadline, now;
+	uint64_t ms = cmdline_uint("flood.ms", 3000), t0 = arch_now_ns(), next, deadline, now;
+	enum flood_kind turn = 0;
+	unsigned k;
 	int ret;
 
 	f.kind = parse_kind();
-	f.buf = page_zalloc(BUF_PAGES);
-	if (!f.buf)
-		return selftest_fail("no memory for the 1 MiB buffer");
 	ret = setup(&f);
 	if (ret)
 		goto out;
@@ -270,22 +307,31 @@ static int test_flood(void)
 	deadline = t0 + ms * 1000000ull;
 	next = t0 + 1000000000ull;
 	while ((now = arch_now_ns()) < deadline) {
-		one_round(&f);
-		if (now >= next && f.kind != F_CONSOLE) {
+		if (f.kind == F_MIX) {
+			one_round(&f, turn);
+			turn = (enum flood_kind)((turn + 1) % F_MIX);
+		} else {
+			one_round(&f, f.kind);
+		}
+		if (now >= next && !f.con) {
 			printk("selftest flood: kind=%s ops=%lu after %lu s\n", kind_names[f.kind],
 			       f.ops, (unsigned long)((now - t0) / 1000000000ull));
 			next = now + 1000000000ull;
 		}
 	}
-	if (f.kind == F_CONSOLE && virtio_console_recover(2000000000ull))
-		ret = selftest_fail("the virtio console cannot be set up again afterwards");
-	if (f.kind <= F_RXQ && agent_device_release() && !ret)
-		ret = selftest_fail("the agent device cannot be set up again afterwards");
-	printk("\n");
-	selftest_report("kind=%s ms=%lu ops=%lu", kind_names[f.kind],
-			(unsigned long)((arch_now_ns() - t0) / 1000000ull), f.ops);
 out:
-	page_free(f.buf, BUF_PAGES);
+	if (f.con && virtio_console_recover(2000000000ull) && !ret)
+		ret = selftest_fail("the virtio console cannot be set up again afterwards");
+	if (f.agent && agent_device_release() && !ret)
+		ret = selftest_fail("the agent device cannot be set up again afterwards");
+	if (!ret) {
+		printk("\n");
+		selftest_report("kind=%s ms=%lu ops=%lu", kind_names[f.kind],
+				(unsigned long)((arch_now_ns() - t0) / 1000000ull), f.ops);
+	}
+	for (k = 0; k < F_MIX; k++)
+		if (f.src[k].buf)
+			page_free(f.src[k].buf, f.src[k].pages);
 	return ret;
 }
 SELFTEST_EXPLICIT("flood", test_flood);
