@@ -126,8 +126,8 @@ GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c acpi_cpu_hotplu
 	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
 	selftest_sched.c selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c \
-	selftest_watchdog.c selftest_torture.c selftest_hostile.c agent_service.c workload.c \
-	cyclic.c latency_stress.c)
+	selftest_watchdog.c selftest_torture.c selftest_hostile.c selftest_flood.c agent_service.c \
+	workload.c cyclic.c latency_stress.c)
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
 # build (build/rt/guest.elf, PREEMPT_RT-style local_lock), both with the lock validator;

@@ -41,4 +41,11 @@ bool log_ratelimit_ok(struct log_ratelimit *rl, uint32_t burst);
 			log_warn(__VA_ARGS__);  \
 	} while (0)
 
+/* The same limit for a diagnostic (-v) a guest can trigger; nothing counted without -v. */
+#define log_guest_info(rl, ...)                                                \
+	do {                                                                   \
+		if (log_get_level() >= LOG_INFO && log_ratelimit_ok((rl), 10)) \
+			log_info(__VA_ARGS__);                                 \
+	} while (0)
+
 #endif

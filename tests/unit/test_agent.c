@@ -62,6 +62,23 @@ void virtio_agent_set_ops(struct vm *v, const struct virtio_agent_ops *ops)
 	channel = *ops;
 }
 
+/*
+ * The main loop's agent_process() until nothing is queued, waiting between calls as it
+ * does (agent_next_timeout_ms(): the budget's next period).
+ */
+static void main_loop_drain(void)
+{
+	struct agent_stats st;
+
+	for (;;) {
+		agent_process(&vm);
+		agent_get_stats(&vm, &st);
+		if (!st.queued)
+			return;
+		poll(NULL, 0, agent_next_timeout_ms(&vm));
+	}
+}
+
 /* One message from the guest, handled by the main loop's agent_process(). */
 static void guest_msg(uint16_t type, uint32_t flags, uint32_t id, int32_t status,
 		      const void *payload, uint32_t len)
@@ -77,7 +94,7 @@ static void guest_msg(uint16_t type, uint32_t flags, uint32_t id, int32_t status
 	if (len)
 		memcpy(m.payload, payload, len);
 	channel.rx(channel.opaque, (const uint8_t *)&m, sizeof(m));
-	agent_process(&vm);
+	main_loop_drain();
 }
 
 static void guest_hello(uint32_t nr_cpus)
@@ -441,6 +458,64 @@ static void test_guest_strings_reach_clients_clean(void **state)
 	unlink(path);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Issue 25 A.1: a guest fills its transmitq with 1 MiB buffers of valid events. What the
+ * queue cannot take is counted dropped; the main loop handles at most AGENT_BUDGET of the
+ * rest per AGENT_PERIOD_MS (each agent_process() returns within one budget, so QMP and
+ * signals get their turn) and is told when to come back; every queued event is handled.
+ */
+static void test_event_flood_is_handled_in_budgets(void **state)
+{
+	const unsigned nr = 10000, queue_max = 4096, periods = queue_max / AGENT_BUDGET;
+	struct plugvm_agent_ev_state ev = { .cpu = 1, .state = 1, .up = 1 };
+	struct plugvm_agent_msg *flood = calloc(nr, sizeof(*flood));
+	struct agent_stats st;
+	uint64_t events0, before, t0;
+	unsigned i;
+
+	(void)state;
+	assert_non_null(flood);
+	guest_connect(2);
+	agent_get_stats(&vm, &st);
+	events0 = st.events;
+	for (i = 0; i < nr; i++) {
+		flood[i].hdr = (struct plugvm_agent_hdr){ .magic = PLUGVM_AGENT_MAGIC,
+							  .version = PLUGVM_AGENT_VERSION,
+							  .type = PLUGVM_AGENT_EV_STATE,
+							  .len = sizeof(ev),
+							  .flags = PLUGVM_AGENT_F_EVENT };
+		memcpy(flood[i].payload, &ev, sizeof(ev));
+	}
+	channel.rx(channel.opaque, (const uint8_t *)flood, nr * sizeof(*flood));
+	free(flood);
+	agent_get_stats(&vm, &st);
+	assert_int_equal(st.dropped, nr - queue_max);
+	t0 = mono_ns();
+	for (;;) {
+		before = st.events;
+		agent_process(&vm);
+		agent_get_stats(&vm, &st);
+		assert_true(st.events - before <= AGENT_BUDGET);
+		if (!st.queued)
+			break;
+		/* Left over the budget: the main loop is told when to come back. */
+		assert_true(agent_next_timeout_ms(&vm) >= 0);
+		assert_true(agent_next_timeout_ms(&vm) <= AGENT_PERIOD_MS + 1);
+		poll(NULL, 0, agent_next_timeout_ms(&vm));
+	}
+	assert_int_equal(st.events - events0, queue_max);
+	/* A budget per period: the last one starts `periods - 1` periods after the first. */
+	assert_true(mono_ns() - t0 >= (uint64_t)(periods - 1) * AGENT_PERIOD_MS * 1000000ull);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +529,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_target_keeps_a_bounded_states_list, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_guest_strings_reach_clients_clean, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_event_flood_is_handled_in_budgets, setup,
 						teardown),
 	};
 

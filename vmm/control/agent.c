@@ -5,6 +5,13 @@
  * loop matches replies to requests in flight, hands events to the control socket and
  * expires requests the guest never answers. A driver reset of the agent device ends the
  * session: its requests fail with AGENT_ENOTCONN until the guest says hello again.
+ *
+ * A guest can write messages much faster than the main loop handles them, so neither side
+ * does unbounded work under `lock`: a vCPU frames into its own batch and takes the lock
+ * once per AGENT_BATCH messages to copy them in (or count them dropped), and the main loop
+ * takes at most AGENT_BATCH per lock hold and AGENT_BUDGET per AGENT_PERIOD_MS, leaving
+ * the rest queued: a flooding guest gets a bounded share of the main thread, which stays
+ * free to answer QMP and signals (test_agent.c, test_flood.py).
  */
 #include "agent.h"
 
@@ -39,14 +46,22 @@ struct qmsg {
 struct agent {
 	struct vm *vm;
 	int event_fd;
-	/* Guarded by lock (vCPU threads and the main loop): */
-	pthread_mutex_t lock;
+	/* Guarded by the agent device's lock (the virtio_agent_ops callers, vCPU threads): */
 	struct agent_framer framer;
+	struct plugvm_agent_msg *batch; /* AGENT_BATCH framed, not yet queued */
+	unsigned nr_batch;
+	struct log_ratelimit drop_rl;
+	/* Guarded by lock (vCPU threads and the main loop), each hold O(AGENT_BATCH): */
+	pthread_mutex_t lock;
 	struct qmsg *queue; /* ring of QUEUE_MAX */
 	unsigned q_head, q_len;
-	uint64_t dropped, malformed_frames;
-	struct log_ratelimit rl;
+	uint64_t dropped, skipped;
 	/* Main thread only: */
+	struct qmsg *work; /* AGENT_BATCH taken from the queue in one hold */
+	uint64_t period_start_ns; /* the budget's period */
+	unsigned period_done; /* messages handled in it */
+	bool backlog; /* the budget ran out: the next pass is at the period's end */
+	struct log_ratelimit rl;
 	bool connected;
 	struct plugvm_agent_hello hello;
 	uint32_t next_id;
@@ -75,7 +90,13 @@ int agent_init(struct vm *vm)
 	if (!vm->virtio)
 		return 0;
 	a = calloc(1, sizeof(*a));
-	if (!a || !(a->queue = calloc(QUEUE_MAX, sizeof(*a->queue)))) {
+	if (!a || !(a->queue = calloc(QUEUE_MAX, sizeof(*a->queue))) ||
+	    !(a->batch = calloc(AGENT_BATCH, sizeof(*a->batch))) ||
+	    !(a->work = calloc(AGENT_BATCH, sizeof(*a->work)))) {
+		if (a) {
+			free(a->queue);
+			free(a->batch);
+		}
 		free(a);
 		log_error("out of memory");
 		return -ENOMEM;
@@ -85,10 +106,14 @@ int agent_init(struct vm *vm)
 	pthread_mutex_init(&a->lock, NULL);
 	a->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (a->event_fd < 0) {
-		log_error("eventfd: %s", strerror(errno));
+		int err = errno;
+
+		log_error("eventfd: %s", strerror(err));
 		free(a->queue);
+		free(a->batch);
+		free(a->work);
 		free(a);
-		return -errno;
+		return -err;
 	}
 	vm->agent = a;
 	virtio_agent_set_ops(vm, &(struct virtio_agent_ops){
@@ -124,6 +149,8 @@ void agent_exit(struct vm *vm)
 	close(a->event_fd);
 	pthread_mutex_destroy(&a->lock);
 	free(a->queue);
+	free(a->batch);
+	free(a->work);
 	free(a);
 	vm->agent = NULL;
 }
@@ -133,31 +160,54 @@ int agent_fd(const struct vm *vm)
 	return vm->agent ? vm->agent->event_fd : -1;
 }
 
-/* a->lock held. */
-static void enqueue(struct agent *a, const struct plugvm_agent_msg *m, bool reset)
+static void wake_main_loop(struct agent *a)
 {
 	static const uint64_t one = 1;
-	struct qmsg *q;
 
-	if (a->q_len == QUEUE_MAX) {
-		if (!a->dropped++ || log_ratelimit_ok(&a->rl, 1))
-			log_warn("agent: guest messages arrive faster than they are handled: "
-				 "%llu dropped",
-				 (unsigned long long)a->dropped);
-		return;
-	}
-	q = &a->queue[(a->q_head + a->q_len) % QUEUE_MAX];
-	if (m)
-		q->m = *m;
-	q->reset = reset;
-	a->q_len++;
 	if (write(a->event_fd, &one, sizeof(one)) < 0)
 		log_debug("agent: eventfd: %s", strerror(errno));
 }
 
+/*
+ * Queue the batch (what fits; the rest is counted dropped), then a reset marker if
+ * `reset`. One hold of a->lock, O(AGENT_BATCH). The device's lock held.
+ */
+static void flush_batch(struct agent *a, bool reset)
+{
+	unsigned i, n = a->nr_batch, queued;
+	uint64_t dropped;
+
+	a->nr_batch = 0;
+	pthread_mutex_lock(&a->lock);
+	queued = QUEUE_MAX - a->q_len < n ? QUEUE_MAX - a->q_len : n;
+	for (i = 0; i < queued; i++) {
+		struct qmsg *q = &a->queue[(a->q_head + a->q_len++) % QUEUE_MAX];
+
+		q->m = a->batch[i];
+		q->reset = false;
+	}
+	if (reset && a->q_len < QUEUE_MAX) {
+		a->queue[(a->q_head + a->q_len++) % QUEUE_MAX].reset = true;
+		queued++;
+	}
+	a->dropped += n - (queued < n ? queued : n);
+	dropped = a->dropped;
+	a->skipped = a->framer.skipped;
+	pthread_mutex_unlock(&a->lock);
+	if (queued)
+		wake_main_loop(a);
+	if (queued < n && log_ratelimit_ok(&a->drop_rl, 1))
+		log_warn("agent: guest messages arrive faster than they are handled: %llu dropped",
+			 (unsigned long long)dropped);
+}
+
 static void framed(void *ctx, const struct plugvm_agent_msg *m)
 {
-	enqueue(ctx, m, false);
+	struct agent *a = ctx;
+
+	a->batch[a->nr_batch++] = *m;
+	if (a->nr_batch == AGENT_BATCH)
+		flush_batch(a, false);
 }
 
 /* Bytes the guest sent: vCPU thread, the agent device's lock held (virtio_agent_ops). */
@@ -165,9 +215,8 @@ static void channel_rx(void *opaque, const uint8_t *buf, size_t len)
 {
 	struct agent *a = opaque;
 
-	pthread_mutex_lock(&a->lock);
 	agent_framer_feed(&a->framer, buf, len, framed, a);
-	pthread_mutex_unlock(&a->lock);
+	flush_batch(a, false);
 }
 
 /* The guest's driver reset the device: the session ends. As channel_rx(). */
@@ -175,12 +224,9 @@ static void channel_reset(void *opaque)
 {
 	struct agent *a = opaque;
 
-	pthread_mutex_lock(&a->lock);
 	agent_framer_reset(&a->framer);
-	/* A marker in the queue, so replies framed before the reset still count. */
-	if (a->q_len < QUEUE_MAX)
-		enqueue(a, NULL, true);
-	pthread_mutex_unlock(&a->lock);
+	/* A marker after what was framed before the reset, so replies among it still count. */
+	flush_batch(a, true);
 }
 
 /* A reply: the request in flight with its id gets it (and leaves the list). */
@@ -253,44 +299,65 @@ static void check_timeouts(struct agent *a)
 void agent_process(struct vm *vm)
 {
 	struct agent *a = vm->agent;
-	uint64_t count;
+	uint64_t count, now;
+	unsigned n, i;
+	bool more = false;
 
 	if (!a)
 		return;
 	if (read(a->event_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		log_debug("agent: eventfd: %s", strerror(errno));
-	for (;;) {
-		struct qmsg q;
-
+	now = now_ns();
+	if (now - a->period_start_ns >= AGENT_PERIOD_MS * 1000000ull) {
+		a->period_start_ns = now;
+		a->period_done = 0;
+	}
+	while (a->period_done < AGENT_BUDGET) {
+		n = AGENT_BUDGET - a->period_done < AGENT_BATCH ? AGENT_BUDGET - a->period_done
+								: AGENT_BATCH;
 		pthread_mutex_lock(&a->lock);
-		if (!a->q_len) {
-			pthread_mutex_unlock(&a->lock);
-			break;
-		}
-		q = a->queue[a->q_head];
-		a->q_head = (a->q_head + 1) % QUEUE_MAX;
-		a->q_len--;
+		if (n > a->q_len)
+			n = a->q_len;
+		for (i = 0; i < n; i++)
+			a->work[i] = a->queue[(a->q_head + i) % QUEUE_MAX];
+		a->q_head = (a->q_head + n) % QUEUE_MAX;
+		a->q_len -= n;
+		more = a->q_len > 0;
 		pthread_mutex_unlock(&a->lock);
-		if (q.reset) {
+		for (i = 0; i < n; i++) {
+			const struct qmsg *q = &a->work[i];
+
+			if (!q->reset) {
+				receive_message(a, &q->m);
+				continue;
+			}
 			if (a->connected)
 				log_info("agent: the guest reset the agent channel");
 			a->connected = false;
 			fail_all(a, AGENT_ENOTCONN);
-			continue;
 		}
-		receive_message(a, &q.m);
+		a->period_done += n;
+		if (!more)
+			break;
 	}
+	/* Spent: what is queued, or comes meanwhile, waits for the next period. */
+	a->backlog = more || a->period_done >= AGENT_BUDGET;
 	check_timeouts(a);
 }
 
 int agent_next_timeout_ms(const struct vm *vm)
 {
 	const struct agent *a = vm->agent;
-	uint64_t now, first;
+	uint64_t now, first = UINT64_MAX;
 
-	if (!a || !a->pending)
+	if (!a)
 		return -1;
-	first = a->pending->deadline_ns;
+	if (a->backlog)
+		first = a->period_start_ns + AGENT_PERIOD_MS * 1000000ull;
+	if (a->pending && a->pending->deadline_ns < first)
+		first = a->pending->deadline_ns;
+	if (first == UINT64_MAX)
+		return -1;
 	now = now_ns();
 	return first <= now ? 0 : (int)((first - now) / 1000000 + 1);
 }
@@ -371,7 +438,8 @@ void agent_get_stats(const struct vm *vm, struct agent_stats *st)
 	st->timeouts = a->timeouts;
 	st->malformed = a->malformed;
 	pthread_mutex_lock(&a->lock);
-	st->skipped_bytes = a->framer.skipped;
+	st->skipped_bytes = a->skipped;
 	st->dropped = a->dropped;
+	st->queued = a->q_len;
 	pthread_mutex_unlock(&a->lock);
 }

@@ -34,6 +34,7 @@ struct direct_start {
 	struct vm *vm;
 	struct direct_start_ops ops;
 	struct pv_port port;
+	struct log_ratelimit refused_rl; /* the refusals' diagnostics (-v) */
 };
 
 /* Put `d` (the caller's) on vm->pio, for vm's RAM and maxcpus. Returns 0 or -errno. */

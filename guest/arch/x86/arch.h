@@ -256,6 +256,12 @@ static inline void outsb(uint16_t port, const void *p, unsigned long n)
 	__asm__ volatile("rep outsb" : "+S"(p), "+c"(n) : "d"(port) : "memory");
 }
 
+/* The same with n 32-bit words. */
+static inline void outsl(uint16_t port, const void *p, unsigned long n)
+{
+	__asm__ volatile("rep outsl" : "+S"(p), "+c"(n) : "d"(port) : "memory");
+}
+
 /*
  * Deliver interrupt line `gsi` (an IOAPIC pin) to the boot CPU, which never goes offline,
  * as vector VEC_IRQ_BASE + gsi: fn(vector, arg) runs with interrupts off and is EOI'd after.
