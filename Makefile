@@ -113,7 +113,8 @@ GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-s
 GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S switch.S boot.c \
 	acpi.c gdt.c idt.c traps.c lapic.c lapic_timer.c ioapic.c tsc.c smp.c power.c crash.c \
 	string.c context.c)
-GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c bug.c cmdline.c mm.c panic.c cpu.c \
+GUEST_INIT_SRCS := guest/init/main.c
+GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,printk.c bug.c cmdline.c mm.c panic.c cpu.c \
 	smp.c sched.c sched_hotplug.c sched_debug.c thread.c prioq.c wait.c mutex.c local_lock.c \
 	lockdep.c lockdep_report.c timer.c tick.c hrtimer.c timer_wheel.c timerqueue.c cpuhp.c \
 	cpuhp_engine.c cpuhp_table.c watchdog.c nmi.c)
@@ -123,7 +124,9 @@ GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lo
 	selftest_sched.c selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c \
 	selftest_watchdog.c selftest_torture.c selftest_hostile.c agent_service.c workload.c \
 	cyclic.c latency_stress.c)
-GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
+# Link order is the order of the linker-section tables (command-line words, self-tests).
+GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_INIT_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) \
+	$(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
 # build (build/rt/guest.elf, PREEMPT_RT-style local_lock), both with the lock validator;
 # DEBUG=0 builds of each without it (build/release/, build/release/rt/) for benchmarks.

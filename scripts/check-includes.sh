@@ -3,13 +3,15 @@
 # Enforce who may include what (DESIGN.md "Layout", STYLE.md "Boundaries", docs/architecture.md):
 #  - common/*.h include only <stdint.h> and <stddef.h>;
 #  - vmm/ and guest/ never include each other's headers;
-#  - the guest is layered kernel/ <- arch/ <- drivers/ <- apps/ (each may include what is
-#    left of it, never what is right of it), and only arch/ sees the arch's own headers:
-#      guest/kernel/   kernel/, common/ and "arch.h" (kernel/main.c, the boot sequence, may
-#                      also call into drivers/ and apps/);
+#  - the guest is layered kernel/ <- arch/ <- drivers/ <- apps/ <- init/ (each may include
+#    what is left of it, never what is right of it), and only arch/ sees the arch's own
+#    headers:
+#      guest/kernel/   kernel/, common/ and "arch.h";
 #      guest/arch/x86/ kernel/, common/ and its own headers (never drivers/ or apps/);
 #      guest/drivers/  kernel/, drivers/, common/ and "arch.h" (never apps/, x86.h, ...);
-#      guest/apps/     kernel/, drivers/, apps/, common/ and "arch.h".
+#      guest/apps/     kernel/, drivers/, apps/, common/ and "arch.h";
+#      guest/init/     kernel/, drivers/, apps/, init/, common/ and "arch.h" (the boot
+#                      sequence, which calls into every layer).
 #  - vmm/ and tools/: no include cycle between modules (vmm_module_cycles below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +43,11 @@ done
 
 arch_headers=$(cd guest/arch/x86 && ls *.h)
 
+# Every guest source is in one of the layers below, so that a rule covers it.
+for f in $(find guest -name '*.[chS]' | grep -vE '^guest/(kernel|arch/x86|drivers|apps|init)/[^/]+$'); do
+	bad "$f" "is in no guest layer (kernel/, arch/x86/, drivers/, apps/, init/)"
+done
+
 # guest_layer FOLDER DESCRIPTION PATTERN...: every quoted include of FOLDER's files must
 # match one of the shell patterns, or be a common/ header.
 guest_layer() {
@@ -59,9 +66,6 @@ guest_layer() {
 			if grep -qx "$hdr" <<<"$common_headers"; then
 				ok=1
 			fi
-			if [ "$f" = guest/kernel/main.c ] && [[ "$hdr" == apps/* || "$hdr" == drivers/* ]]; then
-				ok=1
-			fi
 			[ $ok = 1 ] || bad "$f" "includes \"$hdr\" ($what)"
 		done < <(grep -E '^\s*#\s*include\s*"' "$f")
 	done
@@ -75,6 +79,8 @@ guest_layer guest/drivers "drivers/ may include kernel/, drivers/, common/ and a
 	'kernel/*' 'drivers/*' arch.h
 guest_layer guest/apps "apps/ may include kernel/, drivers/, apps/, common/ and arch.h only" \
 	'kernel/*' 'drivers/*' 'apps/*' arch.h
+guest_layer guest/init "init/ may include kernel/, drivers/, apps/, init/, common/ and arch.h only" \
+	'kernel/*' 'drivers/*' 'apps/*' 'init/*' arch.h
 
 # vmm/ and tools/: the modules' includes form no cycle. A module is foo.c with foo.h; an
 # include is an arrow from the including file's module to the module of the header it names
