@@ -584,7 +584,7 @@ static void carry_out_ejects(struct cpus *c)
 /*
  * --spare-vcpus: keep that many vCPUs created (fd, kvm_run, statistics fd, CPUID) and parked
  * for the lowest slots that never had one, so that a hot-add there skips the creation
- * (~0.15 ms of the VMM's ~0.25 ms here: bench/hotplug/reply). Creating one costs the host
+ * (most of the VMM's part of an add: bench/hotplug/reply measures it). Creating one costs the host
  * about as much CPU as an add saves, so it is done only once hotplug has been quiet for
  * CPUS_SPARE_QUIET_MS (no add, removal, direct start, eject, _OST or report), never beside
  * an operation in flight, whose vCPUs and client it would take host CPU from: one per pass

@@ -202,7 +202,7 @@ def test_secondary_cpus_start_directly_or_through_init_sipi(append, direct):
     assert vm.lines(r"^plugvm-guest: 8/8 CPUs online$"), vm.transcript()
     assert len(vm.lines(r"^plugvm: vCPU \d: direct start at ", "stderr")) == direct, \
         vm.transcript()
-    # Refusals the guest is answered for are -v diagnostics, not warnings (issue 18.6).
+    # Refusals the guest is answered for are -v diagnostics, not warnings.
     refused = vm.lines(r"^plugvm: direct start of APIC ID \d+ refused \(status \d\)$", "stderr")
     assert len(refused) == (6 if direct else 0), vm.transcript()
     assert not vm.lines(r"warning", "stderr"), vm.transcript()

@@ -204,7 +204,7 @@ def test_plugctl_cpuhp_commands(tmp_path):
 
 # Names as a hostile guest could make them, as a server might pass them on: a terminal title
 # escape, a C1 CSI, a bidi override, bytes that are not UTF-8, DEL. (plugvm itself cleans
-# guest strings since issue 17; plugctl must not trust the server either.)
+# guest strings; plugctl must not trust the server either.)
 HOSTILE = [b"esc\x1b]0;pwned\x07", b"c1\xc2\x9b31mred", b"rtl\xe2\x80\xaetxt", b"bad\xff\xfe",
            b"del\x7f", "caf\u00e9".encode()]
 

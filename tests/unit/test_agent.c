@@ -3,8 +3,8 @@
  * Unit tests for the host end of the agent channel and the QMP commands it answers
  * (vmm/control/: agent.c, control_agent.c, qmp_*.c), with the guest played from the host
  * side: its messages go to the agent's virtio_agent_ops as the virtio transmitq would hand them
- * over, and what the VMM sends it lands in a stub of virtio_agent_send(). Each test replays a
- * hostile guest or client from issue 17: clients that leave while their requests fail, a
+ * over, and what the VMM sends it lands in a stub of virtio_agent_send(). Each test plays a
+ * hostile guest or client (docs/security.md): clients that leave while their requests fail, a
  * guest repeating HELLO, CPU counts and event streams taken from the guest's word, and
  * guest strings that must reach clients as valid, control-free UTF-8.
  */
@@ -432,7 +432,7 @@ static void test_guest_strings_reach_clients_clean(void **state)
 		assert_contains(buf,
 				"\"lock\":\"???????????????????????????????????????????????\"");
 		assert_contains(buf, "\"held\":\"rq?]0;pwned?\"");
-		assert_contains(buf, "\"type\":\"bad-release\",\"type-id\":2"); /* issue 18.12 */
+		assert_contains(buf, "\"type\":\"bad-release\",\"type-id\":2");
 		for (i = 0; i < (unsigned)got; i++)
 			assert_true((unsigned char)buf[i] < 0x80); /* nothing but ASCII was sent */
 	}

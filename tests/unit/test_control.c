@@ -2,7 +2,7 @@
 /*
  * Unit tests for vmm/control/control.c with a real QMP server and socket client: the vCPU
  * lifecycle's events as QMP events (their shapes, and the rate limit on those the guest
- * triggers at will: issue 17 A.5), and device_add / device_del's answers to what the
+ * triggers at will), and device_add / device_del's answers to what the
  * lifecycle says. The lifecycle (cpus.h) is a stub the test sets.
  */
 #include "tests/unit/unit.h"

@@ -2,7 +2,7 @@
 /*
  * Unit tests for the vCPU lifecycle (vmm/cpus.c with vmm/vcpu.c and the CPU hotplug
  * devices on the real I/O bus): adds, removals, ejects, the guest's _OST and reports, and
- * a hostile guest's direct start (issue 17 A.6) racing the eject of the vCPU it names.
+ * a hostile guest's direct start racing the eject of the vCPU it names.
  * KVM is played by the test (ioctl() and mmap() are wrapped: a vCPU fd is /dev/zero,
  * KVM_RUN waits for a kick), and so are the moments threads meet (pthread_kill(),
  * pthread_join() and pthread_create() are wrapped), so each interleaving is replayed

@@ -3,8 +3,8 @@
  * Unit tests for vmm/devices/virtio_console.c, the virtio console and agent channel
  * devices, with their MMIO windows on a real bus and guest RAM, the guest's vCPUs played by
  * host threads: a guest that keeps refilling its transmitq while the device drains it, and
- * a vCPU holding the device while the main loop has bytes for the guest (issue 17 A.4); a
- * console whose reader stalls (A.6).
+ * a vCPU holding the device while the main loop has bytes for the guest; a console whose
+ * reader stalls.
  */
 #include "tests/unit/unit.h"
 
