@@ -178,8 +178,8 @@ ifeq ($(SAN),1)
 UNIT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 UNIT_LDFLAGS += -fsanitize=address,undefined
 endif
-UNIT_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/drivers/*.h guest/apps/*.h \
-	vmm/*.h vmm/*/*.h tools/*/*.h tests/unit/shim/*.h tests/unit/vmm_shim/*.h \
+UNIT_HEADERS := $(wildcard common/*.h guest/arch/arch_api.h guest/kernel/*.h guest/drivers/*.h \
+	guest/apps/*.h vmm/*.h vmm/*/*.h tools/*/*.h tests/unit/shim/*.h tests/unit/vmm_shim/*.h \
 	tests/unit/*.h)
 
 define unit_rule

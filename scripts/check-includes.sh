@@ -7,11 +7,15 @@
 #    what is left of it, never what is right of it), and only arch/ sees the arch's own
 #    headers:
 #      guest/kernel/   kernel/, common/ and "arch.h";
-#      guest/arch/x86/ kernel/, common/ and its own headers (never drivers/ or apps/);
+#      guest/arch/     arch_api.h, the arch's functions: nothing of the guest's;
+#      guest/arch/x86/ kernel/, common/, arch/arch_api.h and its own headers (never drivers/
+#                      or apps/);
 #      guest/drivers/  kernel/, drivers/, common/ and "arch.h" (never apps/, x86.h, ...);
 #      guest/apps/     kernel/, drivers/, apps/, common/ and "arch.h";
 #      guest/init/     kernel/, drivers/, apps/, init/, common/ and "arch.h" (the boot
 #                      sequence, which calls into every layer).
+#  - the arch API's functions are declared once, in guest/arch/arch_api.h: the arch.h of the
+#    guest and of the host unit tests (tests/unit/shim/) declare none of their own;
 #  - vmm/ and tools/: no include cycle between modules (vmm_module_cycles below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -44,8 +48,17 @@ done
 arch_headers=$(cd guest/arch/x86 && ls *.h)
 
 # Every guest source is in one of the layers below, so that a rule covers it.
-for f in $(find guest -name '*.[chS]' | grep -vE '^guest/(kernel|arch/x86|drivers|apps|init)/[^/]+$'); do
-	bad "$f" "is in no guest layer (kernel/, arch/x86/, drivers/, apps/, init/)"
+layers='^guest/(kernel|arch|arch/x86|drivers|apps|init)/[^/]+$'
+for f in $(find guest -name '*.[chS]' | grep -vE "$layers"); do
+	bad "$f" "is in no guest layer (kernel/, arch/, arch/x86/, drivers/, apps/, init/)"
+done
+
+# An arch.h declares no function (a line that starts a declaration of arch_NAME( and is
+# not a static inline definition): arch/arch_api.h declares them for both.
+for f in guest/arch/x86/arch.h tests/unit/shim/arch.h; do
+	if grep -nE '^[a-z_].*\barch_[a-z0-9_]+\(' "$f" | grep -v 'static inline'; then
+		bad "$f" "declares arch functions of its own (they belong in guest/arch/arch_api.h)"
+	fi
 done
 
 # guest_layer FOLDER DESCRIPTION PATTERN...: every quoted include of FOLDER's files must
@@ -72,9 +85,11 @@ guest_layer() {
 }
 
 guest_layer guest/kernel "kernel/ may include kernel/, common/ and arch.h only" 'kernel/*' arch.h
+guest_layer guest/arch "arch/arch_api.h includes no guest header"
 # shellcheck disable=SC2086
-guest_layer guest/arch/x86 "arch/ may include kernel/, common/ and its own headers only" \
-	'kernel/*' $arch_headers
+guest_layer guest/arch/x86 \
+	"arch/ may include kernel/, common/, arch/arch_api.h and its own headers only" \
+	'kernel/*' arch/arch_api.h $arch_headers
 guest_layer guest/drivers "drivers/ may include kernel/, drivers/, common/ and arch.h only" \
 	'kernel/*' 'drivers/*' arch.h
 guest_layer guest/apps "apps/ may include kernel/, drivers/, apps/, common/ and arch.h only" \
