@@ -200,6 +200,10 @@ unit: unit-build
 		timeout 60 $$t > $$t.log 2>&1 || { cat $$t.log; echo "FAILED: $$t"; fail=1; }; \
 	done; exit $$fail
 
+# ---- fuzzing (libFuzzer): fuzz-build, fuzz-smoke, fuzz, fuzz-seeds ---------------------------
+# After the VMM's source lists, which the targets link.
+include tests/fuzz/fuzz.mk
+
 # ---- benchmarks ------------------------------------------------------------------------
 # A fragment bench/NAME.mk declares: BENCHES += NAME, and a target bench-NAME that prints
 # its markdown table and writes it to build/bench/NAME.md. `make bench` runs them all and

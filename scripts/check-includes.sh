@@ -16,6 +16,7 @@
 #                      sequence, which calls into every layer).
 #  - the arch API's functions are declared once, in guest/arch/arch_api.h: the arch.h of the
 #    guest and of the host unit tests (tests/unit/shim/) declare none of their own;
+#  - every tests/unit/*.mk, which the Makefile includes by wildcard, is a unit test's;
 #  - vmm/ and tools/: no include cycle between modules (vmm_module_cycles below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +97,11 @@ guest_layer guest/apps "apps/ may include kernel/, drivers/, apps/, common/ and 
 	'kernel/*' 'drivers/*' 'apps/*' arch.h
 guest_layer guest/init "init/ may include kernel/, drivers/, apps/, init/, common/ and arch.h only" \
 	'kernel/*' 'drivers/*' 'apps/*' 'init/*' arch.h
+
+# The Makefile includes every tests/unit/*.mk as a unit test's fragment: each declares one.
+for f in tests/unit/*.mk; do
+	grep -qE '^UNIT_TESTS \+=' "$f" || bad "$f" "declares no unit test (UNIT_TESTS += ...)"
+done
 
 # vmm/ and tools/: the modules' includes form no cycle. A module is foo.c with foo.h; an
 # include is an arrow from the including file's module to the module of the header it names
