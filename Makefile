@@ -260,6 +260,8 @@ check-static:
 	$(Q)bash scripts/check-includes.sh
 	@echo "  CHECK   docs name only what exists"
 	$(Q)/usr/bin/python3 scripts/check-docs.py
+	@echo "  CHECK   comments"
+	$(Q)bash scripts/check-comments.sh
 	@echo "  CHECK   clang-format"
 	$(Q)clang-format --dry-run -Werror $(FORMAT_FILES)
 	@echo "  CHECK   cppcheck"

@@ -263,9 +263,9 @@ static int test_timer_idle_quiet(void)
 SELFTEST("timer_idle_quiet", test_timer_idle_quiet);
 
 /*
- * Race 20: an idle-loop pass longer than a tick (a descheduled or emulated vCPU) must not
- * make the idle CPU wake itself: restarting the tick on a wake-up with nothing to run left
- * a clock event latched for the next jiffy, which woke it again, every 1-3 ms.
+ * An idle-loop pass longer than a tick (a descheduled or emulated vCPU) must not make the
+ * idle CPU wake itself: a wake-up with nothing to run leaves the tick stopped, never a
+ * clock event latched for the next jiffy that would wake it again (tick_idle_enter()).
  */
 static int test_timer_idle_quiet_slow(void)
 {

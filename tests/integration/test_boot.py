@@ -138,7 +138,7 @@ def test_memory_sizes(mem, above):
 
 
 def test_cli_conventions(tmp_path):
-    # Issue 18.7: -vv, NAME=VALUE after one dash, and the topology QEMU infers (cores=4).
+    # -vv, NAME=VALUE after one dash, and the topology QEMU infers (cores=4).
     path = str(tmp_path / "q.sock")
     vm = plugvm("-vv", "-smp=2,maxcpus=8,sockets=2", "-m=64", f"-qmp=unix:{path}",
                 "--append", "")

@@ -200,9 +200,9 @@ static void *vcpu_thread_rep_outsl(void *arg)
 }
 
 /*
- * Issue 17 A.5: one `rep outsl` of 1024 words to the _OST port (command OST_STATUS) was
- * 1024 ACPI_DEVICE_OST events to every client. They are rate-limited: at most the burst
- * goes out now, and the latest of the rest when the budget refills.
+ * One `rep outsl` of 1024 words to the _OST port (command OST_STATUS) is 1024
+ * ACPI_DEVICE_OST events: rate-limited for every client, at most the burst goes out now,
+ * and the latest of the rest when the budget refills.
  */
 static void test_ost_burst_is_rate_limited(void **state)
 {

@@ -441,7 +441,7 @@ static int teardown(void **state)
 }
 
 /*
- * Issue 18.2/18.3: stop holds every vCPU out of KVM_RUN, one added meanwhile included;
+ * stop holds every vCPU out of KVM_RUN, one added meanwhile included;
  * system_reset (only while not running) parks the hot-added one with DEVICE_DELETED and
  * keeps the boot CPUs; cont lets them all back in.
  */
