@@ -118,7 +118,8 @@ GUEST_LDFLAGS := -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-z,max-page-s
 GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S switch.S boot.c \
 	acpi.c gdt.c idt.c traps.c lapic.c lapic_timer.c ioapic.c tsc.c smp.c power.c crash.c \
 	string.c context.c)
-GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,main.c printk.c bug.c cmdline.c mm.c panic.c cpu.c \
+GUEST_INIT_SRCS := guest/init/main.c
+GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,printk.c bug.c cmdline.c mm.c panic.c cpu.c \
 	smp.c sched.c sched_hotplug.c sched_debug.c thread.c prioq.c wait.c mutex.c local_lock.c \
 	lockdep.c lockdep_report.c timer.c tick.c hrtimer.c timer_wheel.c timerqueue.c cpuhp.c \
 	cpuhp_engine.c cpuhp_table.c watchdog.c nmi.c)
@@ -128,7 +129,9 @@ GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lo
 	selftest_sched.c selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c \
 	selftest_watchdog.c selftest_torture.c selftest_hostile.c selftest_flood.c agent_service.c \
 	workload.c cyclic.c latency_stress.c)
-GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) $(GUEST_APP_SRCS)
+# Link order is the order of the linker-section tables (command-line words, self-tests).
+GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_INIT_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) \
+	$(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
 # build (build/rt/guest.elf, PREEMPT_RT-style local_lock), both with the lock validator;
 # DEBUG=0 builds of each without it (build/release/, build/release/rt/) for benchmarks.
@@ -180,8 +183,8 @@ ifeq ($(SAN),1)
 UNIT_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 UNIT_LDFLAGS += -fsanitize=address,undefined
 endif
-UNIT_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/drivers/*.h guest/apps/*.h \
-	vmm/*.h vmm/*/*.h tools/*/*.h tests/unit/shim/*.h tests/unit/vmm_shim/*.h \
+UNIT_HEADERS := $(wildcard common/*.h guest/arch/arch_api.h guest/kernel/*.h guest/drivers/*.h \
+	guest/apps/*.h vmm/*.h vmm/*/*.h tools/*/*.h tests/unit/shim/*.h tests/unit/vmm_shim/*.h \
 	tests/unit/*.h)
 
 define unit_rule
@@ -201,6 +204,10 @@ unit: unit-build
 		echo "  UNIT    $$t"; \
 		timeout 60 $$t > $$t.log 2>&1 || { cat $$t.log; echo "FAILED: $$t"; fail=1; }; \
 	done; exit $$fail
+
+# ---- fuzzing (libFuzzer): fuzz-build, fuzz-smoke, fuzz, fuzz-seeds ---------------------------
+# After the VMM's source lists, which the targets link.
+include tests/fuzz/fuzz.mk
 
 # ---- benchmarks ------------------------------------------------------------------------
 # A fragment bench/NAME.mk declares: BENCHES += NAME, and a target bench-NAME that prints
@@ -258,6 +265,8 @@ check-static:
 	$(Q)bash scripts/check-includes.sh
 	@echo "  CHECK   docs name only what exists"
 	$(Q)/usr/bin/python3 scripts/check-docs.py
+	@echo "  CHECK   comments"
+	$(Q)bash scripts/check-comments.sh
 	@echo "  CHECK   clang-format"
 	$(Q)clang-format --dry-run -Werror $(FORMAT_FILES)
 	@echo "  CHECK   cppcheck"

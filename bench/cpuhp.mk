@@ -10,7 +10,7 @@ BENCHES += cpuhp
 CPUHP_BENCH_SRCS := bench/cpuhp/bench_engine.c guest/kernel/cpuhp_engine.c \
 	guest/kernel/cpuhp_table.c tests/unit/cpuhp_fakes.c
 build/bench/bench_cpuhp_engine: $(CPUHP_BENCH_SRCS) $(wildcard guest/kernel/*.h) \
-		tests/unit/cpuhp_fakes.h tests/unit/shim/arch.h
+		tests/unit/cpuhp_fakes.h tests/unit/shim/arch.h guest/arch/arch_api.h
 	@mkdir -p $(@D)
 	@echo "  CCLD    $@"
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wmissing-prototypes -DPLUGVM_HOST_TEST \

@@ -3,13 +3,20 @@
 # Enforce who may include what (DESIGN.md "Layout", STYLE.md "Boundaries", docs/architecture.md):
 #  - common/*.h include only <stdint.h> and <stddef.h>;
 #  - vmm/ and guest/ never include each other's headers;
-#  - the guest is layered kernel/ <- arch/ <- drivers/ <- apps/ (each may include what is
-#    left of it, never what is right of it), and only arch/ sees the arch's own headers:
-#      guest/kernel/   kernel/, common/ and "arch.h" (kernel/main.c, the boot sequence, may
-#                      also call into drivers/ and apps/);
-#      guest/arch/x86/ kernel/, common/ and its own headers (never drivers/ or apps/);
+#  - the guest is layered kernel/ <- arch/ <- drivers/ <- apps/ <- init/ (each may include
+#    what is left of it, never what is right of it), and only arch/ sees the arch's own
+#    headers:
+#      guest/kernel/   kernel/, common/ and "arch.h";
+#      guest/arch/     arch_api.h, the arch's functions: nothing of the guest's;
+#      guest/arch/x86/ kernel/, common/, arch/arch_api.h and its own headers (never drivers/
+#                      or apps/);
 #      guest/drivers/  kernel/, drivers/, common/ and "arch.h" (never apps/, x86.h, ...);
-#      guest/apps/     kernel/, drivers/, apps/, common/ and "arch.h".
+#      guest/apps/     kernel/, drivers/, apps/, common/ and "arch.h";
+#      guest/init/     kernel/, drivers/, apps/, init/, common/ and "arch.h" (the boot
+#                      sequence, which calls into every layer).
+#  - the arch API's functions are declared once, in guest/arch/arch_api.h: the arch.h of the
+#    guest and of the host unit tests (tests/unit/shim/) declare none of their own;
+#  - every tests/unit/*.mk, which the Makefile includes by wildcard, is a unit test's;
 #  - vmm/ and tools/: no include cycle between modules (vmm_module_cycles below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +48,20 @@ done
 
 arch_headers=$(cd guest/arch/x86 && ls *.h)
 
+# Every guest source is in one of the layers below, so that a rule covers it.
+layers='^guest/(kernel|arch|arch/x86|drivers|apps|init)/[^/]+$'
+for f in $(find guest -name '*.[chS]' | grep -vE "$layers"); do
+	bad "$f" "is in no guest layer (kernel/, arch/, arch/x86/, drivers/, apps/, init/)"
+done
+
+# An arch.h declares no function (a line that starts a declaration of arch_NAME( and is
+# not a static inline definition): arch/arch_api.h declares them for both.
+for f in guest/arch/x86/arch.h tests/unit/shim/arch.h; do
+	if grep -nE '^[a-z_].*\barch_[a-z0-9_]+\(' "$f" | grep -v 'static inline'; then
+		bad "$f" "declares arch functions of its own (they belong in guest/arch/arch_api.h)"
+	fi
+done
+
 # guest_layer FOLDER DESCRIPTION PATTERN...: every quoted include of FOLDER's files must
 # match one of the shell patterns, or be a common/ header.
 guest_layer() {
@@ -59,22 +80,28 @@ guest_layer() {
 			if grep -qx "$hdr" <<<"$common_headers"; then
 				ok=1
 			fi
-			if [ "$f" = guest/kernel/main.c ] && [[ "$hdr" == apps/* || "$hdr" == drivers/* ]]; then
-				ok=1
-			fi
 			[ $ok = 1 ] || bad "$f" "includes \"$hdr\" ($what)"
 		done < <(grep -E '^\s*#\s*include\s*"' "$f")
 	done
 }
 
 guest_layer guest/kernel "kernel/ may include kernel/, common/ and arch.h only" 'kernel/*' arch.h
+guest_layer guest/arch "arch/arch_api.h includes no guest header"
 # shellcheck disable=SC2086
-guest_layer guest/arch/x86 "arch/ may include kernel/, common/ and its own headers only" \
-	'kernel/*' $arch_headers
+guest_layer guest/arch/x86 \
+	"arch/ may include kernel/, common/, arch/arch_api.h and its own headers only" \
+	'kernel/*' arch/arch_api.h $arch_headers
 guest_layer guest/drivers "drivers/ may include kernel/, drivers/, common/ and arch.h only" \
 	'kernel/*' 'drivers/*' arch.h
 guest_layer guest/apps "apps/ may include kernel/, drivers/, apps/, common/ and arch.h only" \
 	'kernel/*' 'drivers/*' 'apps/*' arch.h
+guest_layer guest/init "init/ may include kernel/, drivers/, apps/, init/, common/ and arch.h only" \
+	'kernel/*' 'drivers/*' 'apps/*' 'init/*' arch.h
+
+# The Makefile includes every tests/unit/*.mk as a unit test's fragment: each declares one.
+for f in tests/unit/*.mk; do
+	grep -qE '^UNIT_TESTS \+=' "$f" || bad "$f" "declares no unit test (UNIT_TESTS += ...)"
+done
 
 # vmm/ and tools/: the modules' includes form no cycle. A module is foo.c with foo.h; an
 # include is an arrow from the including file's module to the module of the header it names

@@ -2,8 +2,8 @@
 /*
  * The vCPU lifecycle (see cpus.h): the slots, their state machine under one lock, the CPU
  * hotplug devices' callbacks, and the main loop's share (ejects, removal deadlines).
- * Per-slot fields a vCPU thread touches (eject_pending, request_ns, unplug_deadline) are
- * atomics it only marks; the main thread acts on them.
+ * Per-slot fields a vCPU thread touches (eject_pending, request_ns, unplug_refused; it only
+ * reads unplug_deadline) are atomics it only marks; the main thread acts on them.
  */
 #include "cpus.h"
 
@@ -34,9 +34,6 @@
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
 
-/* An unplug_deadline already due that says the guest refused (set on a vCPU thread). */
-#define UNPLUG_REFUSED 1ull
-
 enum slot_state {
 	SLOT_ABSENT, /* no vCPU fd yet */
 	SLOT_PARKED, /* fd kept, no thread */
@@ -49,7 +46,15 @@ struct cpu_slot {
 	_Atomic int state; /* enum slot_state: written under cpus->lock, read anywhere */
 	char *id; /* the QMP id given at add; main thread */
 	_Atomic uint64_t request_ns; /* CLOCK_MONOTONIC of the add or removal asked; 0: none */
-	_Atomic uint64_t unplug_deadline; /* a removal in flight until then; UNPLUG_REFUSED */
+	/*
+	 * A removal in flight: its deadline (CLOCK_MONOTONIC; 0: none), set by the request and
+	 * cleared by the main thread that reports or ends it. unplug_refused: the deadline of
+	 * the removal the guest refused (its failing _OST, on a vCPU thread), so a refusal
+	 * counts only for the removal it answered: the removal in flight is refused while the
+	 * two are equal (removal_due_ns()).
+	 */
+	_Atomic uint64_t unplug_deadline;
+	_Atomic uint64_t unplug_refused;
 	atomic_bool eject_pending; /* the guest ejected it; the main loop parks it */
 	bool spare; /* created ahead of its first hot-add, never run since; main thread */
 };
@@ -138,11 +143,10 @@ static void on_ost(void *opaque, unsigned slot, uint32_t source, uint32_t status
 	note_activity(c);
 	/*
 	 * _OST of an eject request: the guest said no. Marked only while a request is in
-	 * flight (a hostile guest may answer any number of times); the main loop reports it,
-	 * as only it may read the CPU's id.
+	 * flight, once per request (a hostile guest may answer any number of times): the main
+	 * loop, woken after the mark, reports it, as only it may read the CPU's id.
 	 */
-	if (source == 3 && status != 0 && d > UNPLUG_REFUSED &&
-	    atomic_compare_exchange_strong(&s->unplug_deadline, &d, UNPLUG_REFUSED))
+	if (source == 3 && status != 0 && d && atomic_exchange(&s->unplug_refused, d) != d)
 		wake_main_loop(c);
 	e.ost_source = source;
 	e.ost_status = status;
@@ -388,6 +392,7 @@ int cpus_reset(struct cpus *c)
 
 		atomic_store(&s->eject_pending, false);
 		atomic_store(&s->unplug_deadline, 0);
+		atomic_store(&s->unplug_refused, 0);
 		atomic_store(&s->request_ns, 0);
 		if (i < nr_boot || atomic_load(&s->state) != SLOT_RUNNING)
 			continue;
@@ -518,6 +523,19 @@ static bool spare_wanted(const struct cpus *c)
 	       !vm_stopping(c->vm);
 }
 
+/*
+ * When the main loop is due to report slot s's removal: its deadline, or `now` once the
+ * guest refused it; 0 with none in flight. Any thread.
+ */
+static uint64_t removal_due_ns(const struct cpu_slot *s, uint64_t now)
+{
+	uint64_t d = atomic_load(&s->unplug_deadline);
+
+	if (d && atomic_load(&s->unplug_refused) == d)
+		return now;
+	return d;
+}
+
 int cpus_next_timeout_ms(const struct cpus *c)
 {
 	uint64_t now = now_ns(), next = 0;
@@ -526,7 +544,7 @@ int cpus_next_timeout_ms(const struct cpus *c)
 	if (spare_wanted(c))
 		next = atomic_load(&c->busy_ns) + c->spare_quiet_ns;
 	for (i = 0; i < c->nr; i++) {
-		uint64_t d = atomic_load(&c->slots[i].unplug_deadline);
+		uint64_t d = removal_due_ns(&c->slots[i], now);
 
 		if (d && (!next || d < next))
 			next = d;
@@ -545,11 +563,14 @@ static void check_removals(struct cpus *c)
 	for (i = 0; i < c->nr; i++) {
 		struct cpu_slot *s = &c->slots[i];
 		uint64_t d = atomic_load(&s->unplug_deadline);
+		bool refused = d && atomic_load(&s->unplug_refused) == d;
 		struct cpus_event e = { .type = CPUS_EVENT_UNPLUG_FAILED, .slot = i };
 
-		if (!d || d > now || !atomic_compare_exchange_strong(&s->unplug_deadline, &d, 0))
+		/* Claimed by the exchange: each removal is reported once. */
+		if (!d || (!refused && d > now) ||
+		    !atomic_compare_exchange_strong(&s->unplug_deadline, &d, 0))
 			continue;
-		if (d == UNPLUG_REFUSED)
+		if (refused)
 			log_warn("vCPU %u: the guest refused its removal", i);
 		else
 			log_warn("vCPU %u: the guest did not complete its removal within %d ms", i,
@@ -584,7 +605,7 @@ static void carry_out_ejects(struct cpus *c)
 /*
  * --spare-vcpus: keep that many vCPUs created (fd, kvm_run, statistics fd, CPUID) and parked
  * for the lowest slots that never had one, so that a hot-add there skips the creation
- * (~0.15 ms of the VMM's ~0.25 ms here: bench/hotplug/reply). Creating one costs the host
+ * (most of the VMM's part of an add: bench/hotplug/reply measures it). Creating one costs the host
  * about as much CPU as an add saves, so it is done only once hotplug has been quiet for
  * CPUS_SPARE_QUIET_MS (no add, removal, direct start, eject, _OST or report), never beside
  * an operation in flight, whose vCPUs and client it would take host CPU from: one per pass

@@ -45,9 +45,10 @@ static void fill_hello(struct plugvm_agent_hello *h)
 /* ---- events ------------------------------------------------------------------------ */
 
 /*
- * STATE events cost the guest a virtio message each (10-18 ms of emulated guest code per
- * hot-add on kvm_pvm, bench/hotplug/breakdown): they go out only while the host
- * asked for them (TRACE: a QMP client subscribed) and for the CPU a SET_TARGET is moving.
+ * STATE events cost the guest a virtio message each (a large part of a hot-add's emulated
+ * guest code on kvm_pvm: bench/hotplug/breakdown measures it): they go out only while the
+ * host asked for them (TRACE: a QMP client subscribed) and for the CPU a SET_TARGET is
+ * moving.
  */
 static int trace_on; /* set by TRACE, agent thread */
 static int target_cpu = -1; /* the CPU of the SET_TARGET in progress, agent thread */

@@ -342,14 +342,6 @@ static bool parse_stress(const char *v, size_t len, uint32_t *kind, unsigned *ow
 	return *kind || *own;
 }
 
-static __noreturn void bad_word(const char *name, const char *v, size_t len, const char *why)
-{
-	printk("cmdline: '%s=%.*s' %s\n", name, (int)len, v, why);
-	printk("plugvm-guest: stopping: a bad value on the command line (README lists the "
-	       "words)\n");
-	arch_poweroff(GUEST_EXIT_BAD_CMDLINE);
-}
-
 /* Fill the header and the state names, and tell plugvm where the area is. */
 static void register_area(unsigned prio)
 {
@@ -410,7 +402,8 @@ int cyclic_start(void)
 	v = cmdline_value("latency.cpus", &len);
 	if (v) {
 		if (!parse_cpus(v, len, &cpus))
-			bad_word("latency.cpus", v, len, "is not a list of possible CPUs below 16");
+			boot_stop_bad_word("latency.cpus", v, len,
+					   "is not a list of possible CPUs below 16");
 	} else {
 		for (cpu = 0; cpu < nr_cpu_ids && cpu < PLUGVM_LATENCY_MAX_CPUS; cpu++)
 			if (cpumask_test(&cpu_online_mask, cpu))
@@ -418,7 +411,8 @@ int cyclic_start(void)
 	}
 	v = cmdline_value("latency.stress", &len);
 	if (v && !parse_stress(v, len, &w.kind, &own))
-		bad_word("latency.stress", v, len, "is not a list of hogs, timers, ipi, locks");
+		boot_stop_bad_word("latency.stress", v, len,
+				   "is not a list of hogs, timers, ipi, locks");
 	nr_hp_cpus = nr_cpu_ids < PLUGVM_LATENCY_MAX_CPUS ? nr_cpu_ids : PLUGVM_LATENCY_MAX_CPUS;
 	area = page_zalloc(AREA_PAGES);
 	if (!area) {

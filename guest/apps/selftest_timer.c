@@ -263,9 +263,9 @@ static int test_timer_idle_quiet(void)
 SELFTEST("timer_idle_quiet", test_timer_idle_quiet);
 
 /*
- * Race 20: an idle-loop pass longer than a tick (a descheduled or emulated vCPU) must not
- * make the idle CPU wake itself: restarting the tick on a wake-up with nothing to run left
- * a clock event latched for the next jiffy, which woke it again, every 1-3 ms.
+ * An idle-loop pass longer than a tick (a descheduled or emulated vCPU) must not make the
+ * idle CPU wake itself: a wake-up with nothing to run leaves the tick stopped, never a
+ * clock event latched for the next jiffy that would wake it again (tick_idle_enter()).
  */
 static int test_timer_idle_quiet_slow(void)
 {
@@ -465,11 +465,11 @@ SELFTEST("timer_remote", test_timer_remote);
 
 /*
  * timer_delete_sync() must not return while the callback runs, even when the callback's CPU
- * goes down meanwhile. The RT build's timer thread used to be parked where it stood when
- * its CPU died, a callback half run, and timer_delete_sync() (its request refused by the
- * closed gate) returned at once: the torture test saw a timer "fire early" after that. The
- * callback here holds on until released; its CPU is taken down beside it, and a third
- * thread deletes it: it must see the callback finished when its delete_sync returns.
+ * goes down meanwhile: in the RT build, a timer thread whose CPU dies with a callback half
+ * run must finish it, and a timer_delete_sync() whose request the closed gate refuses still
+ * waits for it. The callback here holds on until released; its CPU is taken down beside
+ * it, and a third thread deletes it: it must see the callback finished when its
+ * delete_sync returns.
  */
 struct down_sync {
 	struct timer_list t;
@@ -555,11 +555,10 @@ SELFTEST("timer_delete_sync_down", test_timer_delete_sync_down);
 /*
  * timer_delete_sync() must not return before a callback that has begun to run: that is, once
  * the timer has left its CPU's wheel (it is no longer pending) its callback counts as running.
- * The expiry code used to take the timer off the expired list first and mark it running after,
- * and a remote timer_delete_sync() in between (it reads both without the owner's lock) saw
- * neither: it returned, its caller re-armed the timer with a later expiry, and the old callback
- * then ran against the new one (timer_torture: "wheel timer fired early", race 18). The window
- * is a few instructions; timer_expiry_delay_ns holds the timer in it here.
+ * A remote timer_delete_sync() reads both without the owner's lock: were the timer off the
+ * expired list before it is marked running, one in between would see neither and return, its
+ * caller re-arm the timer with a later expiry, and the old callback run against the new one.
+ * The window is a few instructions; timer_expiry_delay_ns holds the timer in it here.
  */
 struct expiry_sync {
 	struct timer_list t;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Command-line lookups over one stored copy, split into words once by cmdline_init(): a
- * lookup walks the word table, never the characters again (on kvm_pvm each guest
- * instruction costs ~1 us, and the boot looks words up dozens of times). Pure: no arch
+ * lookup walks the word table, never the characters again (guest instructions are dear
+ * under kvm_pvm's emulation, and the boot looks words up dozens of times). Pure: no arch
  * dependency.
  */
 #include "kernel/cmdline.h"

@@ -19,8 +19,8 @@
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
 #include "kernel/errno.h"
-#include "kernel/main.h"
 #include "kernel/mutex.h"
+#include "kernel/panic.h"
 #include "kernel/printk.h"
 #include "kernel/sched.h"
 #include "kernel/smp.h"
@@ -140,8 +140,7 @@ static int op_wait_up(struct cpuhp_engine *e, unsigned cpu)
 	 * The CPU's hotplug thread completes `done` at its target (or when an ONLINE step
 	 * failed) and wakes us. A failed STARTING step cannot: the CPU may not have its LAPIC
 	 * or IDT yet (arch:starting sets them up), so it only stores `dead`, which we look at
-	 * every CPUHP_DEAD_POLL. (Naps from 20 us up, as this used to poll, cost a dozen
-	 * wake-ups per bring-up: 10% of a hot-add's guest instructions on this CPU.)
+	 * every CPUHP_DEAD_POLL: a healthy bring-up wakes us once, by `done`, not once a nap.
 	 */
 	for (;;) {
 		uint64_t now = arch_now_ns(), nap = CPUHP_DEAD_POLL;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The CPU hotplug state engine. Pure: compiled into the guest and into host unit tests.
- * See cpuhp_engine.h for who calls what; kernel/cpuhp.c holds the guest's table.
+ * See cpuhp_engine.h for who calls what; kernel/cpuhp_table.c holds the guest's table.
  */
 #include "kernel/cpuhp_engine.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CPU hotplug states, in bring-up order (tear-down runs them backwards). Pure data:
- * shared by the guest's table (kernel/cpuhp.c), the engine and its host unit tests.
+ * shared by the guest's table (kernel/cpuhp_table.c), the engine and its host unit tests.
  *
  *   PREPARE   run on the control CPU before the new CPU runs / after it died
  *   STARTING  run on the arriving / dying CPU itself, interrupts off

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* panic(): report once, stop the other CPUs, power off with a failure status. */
+/*
+ * panic(): report once, stop the other CPUs, power off with a failure status; and the
+ * boot's stop on a bad command-line value.
+ */
 #include "kernel/panic.h"
 
 #include "arch.h"
@@ -33,6 +36,19 @@ __noreturn void panic_finish(void)
 {
 	arch_stop_other_cpus();
 	arch_poweroff(GUEST_EXIT_PANIC);
+}
+
+__noreturn void boot_stop_bad_cmdline(void)
+{
+	printk("plugvm-guest: stopping: a bad value on the command line (README lists the "
+	       "words)\n");
+	arch_poweroff(GUEST_EXIT_BAD_CMDLINE);
+}
+
+__noreturn void boot_stop_bad_word(const char *name, const char *value, size_t len, const char *why)
+{
+	printk("cmdline: '%s=%.*s' %s\n", name, (int)len, value, why);
+	boot_stop_bad_cmdline();
 }
 
 __noreturn void panic(const char *fmt, ...)

@@ -4,6 +4,7 @@
 #define PLUGVM_KERNEL_PANIC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "kernel/compiler.h"
 
@@ -21,5 +22,15 @@ bool panic_enter(void);
 __noreturn void panic_finish(void);
 /* True once some CPU panicked (NMI handlers use it to stop). */
 bool panic_in_progress(void);
+
+/*
+ * A bad value on the command line stops the boot with GUEST_EXIT_BAD_CMDLINE (exit status 7
+ * on plugvm) after one line that says so. boot_stop_bad_cmdline: the words were reported
+ * already. boot_stop_bad_word: report `name=value` and `why` first, as the boot's check
+ * does. Any CPU, during boot.
+ */
+__noreturn void boot_stop_bad_cmdline(void);
+__noreturn void boot_stop_bad_word(const char *name, const char *value, size_t len,
+				   const char *why);
 
 #endif

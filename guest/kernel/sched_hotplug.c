@@ -206,8 +206,8 @@ int sched_deactivate_cpu(unsigned int cpu)
 	/*
 	 * A hand-over that read `active` as true is counted until it pushed to our wake_list
 	 * (sched.c push_to(), interrupts off, a few instructions): wait for none, not for an
-	 * IPI round to every other CPU (which cost ~8 ms a removal on kvm_pvm, mostly waking
-	 * halted vCPUs). The drain below then takes everything pushed.
+	 * IPI round to every other CPU (which would wake every halted vCPU on each removal).
+	 * The drain below then takes everything pushed.
 	 */
 	while (__atomic_load_n(&rq->handing_over, __ATOMIC_SEQ_CST))
 		arch_cpu_relax();
@@ -227,7 +227,8 @@ int sched_deactivate_cpu(unsigned int cpu)
 				/*
 				 * Must leave its section here first: let it run before us. Everything
 				 * else still leaves in this pass: a FIFO thread left queued behind it
-				 * would run here once we yield, and starve us (race 14).
+				 * would run here once we yield, and starve us
+				 * (selftest=sched_deactivate_starve).
 				 */
 				stuck = true;
 				if (!warned && arch_now_ns() - since > 1000000000ull)

@@ -76,7 +76,9 @@ uint64_t tick_idle_delay_ns;
  * the next jiffy boundary, at most a tick away: when the way back here takes longer than
  * that (a vCPU descheduled by its host, or CPL0 emulated at ~1.5 M instructions/s), that
  * interrupt is already latched when the tick is stopped again, wakes the CPU at once, and
- * the cycle repeats: an idle CPU woken every 2-3 ms (race 20, docs/reliability.md).
+ * the cycle repeats: an idle CPU woken about every tick. An idle CPU takes no more than a
+ * few ticks and wake-ups a window, passes slow or not: selftest=timer_idle_quiet and
+ * timer_idle_quiet_slow (test_timer.py) guard it.
  */
 void tick_idle_enter(void)
 {

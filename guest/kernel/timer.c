@@ -356,7 +356,8 @@ static void run_timers(void)
 		/*
 		 * Running before it leaves the list: timer_delete_sync() on another CPU reads the
 		 * two without our lock, and one that finds the timer no longer pending must find
-		 * it running, or it returns before the callback starts (race 18).
+		 * it running, or it returns before the callback starts
+		 * (selftest=timer_delete_sync_expiry).
 		 */
 		WRITE_ONCE(b->running, t);
 		WRITE_ONCE(t->last_cpu, self);

@@ -295,8 +295,8 @@ unsigned watchdog_check_ops(uint64_t now, uint64_t bound)
 
 		/*
 		 * Signed: an operation may begin after `now` was read (another CPU, or us
-		 * preempted in between); unsigned, its age wrapped to 2^64 ns and a soak
-		 * reported a SCI "not finished after 18446744073675 ms".
+		 * preempted in between), and is young, not 2^64 ns old (selftest=watchdog's
+		 * young operation).
 		 */
 		if (op->reported || (int64_t)(now - op->start_ns) <= (int64_t)b)
 			continue;

@@ -45,8 +45,8 @@ int watchdog_offline_cpu(unsigned cpu);
  * Watch `op` from now: if watchdog_op_end() has not come within bound_ns (0: the watchdog
  * bound), report it with the thread dump. `op` and `fmt` stay valid until watchdog_op_end().
  * `fmt` takes at most two long arguments (%ld), `a0` and `a1`: it is formatted only when
- * reported, not at every begin (vsnprintf is ~1 ms of emulated code on kvm_pvm, on every
- * CPU hotplug's path). Any context; an op already active is left as it is.
+ * reported, not at every begin (vsnprintf is long in emulated code on kvm_pvm, and begin is
+ * on every CPU hotplug's path). Any context; an op already active is left as it is.
  */
 void watchdog_op_begin(struct watchdog_op *op, uint64_t bound_ns, const char *fmt, long a0,
 		       long a1);

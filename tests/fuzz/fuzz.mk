@@ -33,8 +33,8 @@ FUZZ_fuzz_domain_SRCS := vmm/domain_xml.c vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/l
 FUZZ_fuzz_domain_CFLAGS := $(shell pkg-config --cflags libxml-2.0)
 FUZZ_fuzz_domain_LIBS := -lxml2
 
-FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/arch/x86/acpi.h vmm/*.h vmm/*/*.h \
-	tests/unit/shim/*.h)
+FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/arch/arch_api.h guest/arch/x86/acpi.h \
+	vmm/*.h vmm/*/*.h tests/unit/shim/*.h)
 
 define fuzz_rule
 build/fuzz/$(1): tests/fuzz/$(1).c $$(FUZZ_$(1)_SRCS) $$(FUZZ_HEADERS)

@@ -10,7 +10,7 @@
  *   2 C A           QMP command C % 13 with argument byte A (a CPU, a state, a workload)
  * and after every step the main loop's agent_process() and the QMP server's dispatch run.
  * Every line a client gets must parse as JSON and be printable UTF-8: guest strings reach
- * clients cleaned (issue 17 A.6).
+ * clients cleaned.
  */
 #include <json-c/json.h>
 #include <stdio.h>

@@ -71,8 +71,8 @@ def test_plugvm_paused_hot_add_comes_online_at_driver_start(tmp_path):
     with plugvm("-S", "--smp", "1,maxcpus=4", "--qmp", path, "--append", "") as vm:
         wait_socket(path)
         with Qmp(path) as q:
-            # Under -S plugvm may list the boot CPU without a qom-path yet (issue 18):
-            # pick the slots by core-id.
+            # Under -S plugvm may list the boot CPU without a qom-path yet: pick the slots
+            # by core-id.
             slots = {s["props"]["core-id"]: s for s in q.cmd("query-hotpluggable-cpus")}
             for n in (1, 2):
                 _add(q, slots[n], f"cpu{n}")

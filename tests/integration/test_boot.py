@@ -138,7 +138,7 @@ def test_memory_sizes(mem, above):
 
 
 def test_cli_conventions(tmp_path):
-    # Issue 18.7: -vv, NAME=VALUE after one dash, and the topology QEMU infers (cores=4).
+    # -vv, NAME=VALUE after one dash, and the topology QEMU infers (cores=4).
     path = str(tmp_path / "q.sock")
     vm = plugvm("-vv", "-smp=2,maxcpus=8,sockets=2", "-m=64", f"-qmp=unix:{path}",
                 "--append", "")
@@ -202,7 +202,7 @@ def test_secondary_cpus_start_directly_or_through_init_sipi(append, direct):
     assert vm.lines(r"^plugvm-guest: 8/8 CPUs online$"), vm.transcript()
     assert len(vm.lines(r"^plugvm: vCPU \d: direct start at ", "stderr")) == direct, \
         vm.transcript()
-    # Refusals the guest is answered for are -v diagnostics, not warnings (issue 18.6).
+    # Refusals the guest is answered for are -v diagnostics, not warnings.
     refused = vm.lines(r"^plugvm: direct start of APIC ID \d+ refused \(status \d\)$", "stderr")
     assert len(refused) == (6 if direct else 0), vm.transcript()
     assert not vm.lines(r"warning", "stderr"), vm.transcript()

@@ -94,7 +94,7 @@ def state_id(name):
 @pytest.mark.parametrize("by", ["name", "id"])
 def test_cpuhp_injected_boot_failure_leaves_the_cpu_offline(by):
     # A failure injected from the command line for cpu 2's first bring-up: it rolls back.
-    # The state by name or by id, as QMP's cpuhp-fail takes it (issue 18.5).
+    # The state by name or by id, as QMP's cpuhp-fail takes it.
     state = "sched:starting" if by == "name" else state_id("sched:starting")
     rc, vm = run_plugvm("--smp", "3", "--append", f"cpuhp.fail=2:{state} halt")
     assert rc == 0, vm.transcript()

@@ -46,7 +46,7 @@ def assert_error(proc, status, pattern):
     (["--help=yes"], r"takes no value"),
     (["--kernel", ""], r"--kernel: empty file name"),
     (["--append", "x" * 5000], r"--append: command line longer than 4095"),
-    # Issue 18.2, 18.7: getopt's and QEMU's conventions, and only the documented forms.
+    # getopt's and QEMU's conventions, and only the documented forms.
     (["-S", "--qmp", "none"], r"-S with --qmp none: nothing could ever send `cont`"),
     (["--smp", "--append", "halt"], r"option '--smp' needs a value \(before '--append'\)"),
     (["--qmp", "tcp:localhost:4444"], r"--qmp: 'tcp:localhost:4444' is not supported"),
@@ -117,8 +117,8 @@ def test_kernel_without_pvh_note(workdir):
 
 
 def test_static_program_is_named_as_without_a_pvh_note(workdir):
-    # Issue 18.8: an ordinary static ELF (gcc -static: its .note.gnu.property is 8-byte
-    # aligned) is not "malformed": it lacks the PVH note, and plugvm says so.
+    # An ordinary static ELF (gcc -static: its .note.gnu.property is 8-byte aligned) is not
+    # "malformed": it lacks the PVH note, and plugvm says so.
     src = kernel_file(workdir, "hello.c", b"int main(void) { return 0; }\n")
     path = os.path.join(workdir, "hello")
     subprocess.run(["gcc", "-static", "-o", path, src], check=True, timeout=120)

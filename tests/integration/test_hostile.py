@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""A hostile guest cannot hurt the VMM (issue 17, docs/security.md): `selftest=hostile`
+"""A hostile guest cannot hurt the VMM (docs/security.md): `selftest=hostile`
 writes random and adversarial values to every port, MMIO register and virtqueue plugvm
 exposes for a fixed time from a fixed seed; afterwards plugvm still answers QMP, has kept
 and hot-adds a CPU that comes online in the guest.

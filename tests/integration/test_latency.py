@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Latency stress runs (issue 14): build/plugvm-latency against the real VMM, both guest builds;
+"""Latency stress runs: build/plugvm-latency against the real VMM, both guest builds;
 query-latency and `plugctl latency` on a running measurement; bad options. Runs of a few
 seconds: guest CPL0 is emulated here, so latencies are milliseconds and most periods are
 missed; the checks are consistency (every period sampled, missed or parked), never speed."""

@@ -102,8 +102,8 @@ def test_plugctl_finds_the_default_socket(tmp_path):
         p = subprocess.run([PLUGCTL, "status"], capture_output=True, text=True, timeout=60,
                            env=env)
         assert (p.returncode, p.stdout) == (0, "running\n"), p.stderr
-        # Issue 18.4: sockets of killed VMs (nobody listens) and other files beside it are
-        # skipped; the live VM is found.
+        # Sockets of killed VMs (nobody listens) and other files beside it are skipped;
+        # the live VM is found.
         for i in range(1, 40):
             stale = socket.socket(socket.AF_UNIX)
             stale.bind(str(tmp_path / f"plugvm-{i}.qmp"))
@@ -204,7 +204,7 @@ def test_plugctl_cpuhp_commands(tmp_path):
 
 # Names as a hostile guest could make them, as a server might pass them on: a terminal title
 # escape, a C1 CSI, a bidi override, bytes that are not UTF-8, DEL. (plugvm itself cleans
-# guest strings since issue 17; plugctl must not trust the server either.)
+# guest strings; plugctl must not trust the server either.)
 HOSTILE = [b"esc\x1b]0;pwned\x07", b"c1\xc2\x9b31mred", b"rtl\xe2\x80\xaetxt", b"bad\xff\xfe",
            b"del\x7f", "caf\u00e9".encode()]
 
@@ -260,8 +260,8 @@ def hostile_server(path):
 
 
 def test_plugctl_keeps_hostile_strings_off_the_terminal(tmp_path):
-    # Issue 17 A.6: plugctl printed the guest's state names (through the server) raw: escape
-    # sequences reached the user's terminal.
+    # The guest's state names (through the server) never reach the user's terminal raw:
+    # plugctl prints escape sequences and other controls cleaned.
     path = str(tmp_path / "fake.qmp")
     srv = hostile_server(path)
     try:

@@ -230,8 +230,8 @@ def half_closed_session(path, requests):
 
 
 def test_stop_cont_hmp_and_half_close(tmp_path):
-    # QEMU's stop/cont and the two HMP commands clients use, then issue 18.1: commands sent
-    # through a half-closed connection are all answered (an agent one is answered later
+    # QEMU's stop/cont and the two HMP commands clients use, then a half-closed connection:
+    # the commands sent through it are all answered (an agent one is answered later
     # by the guest) before the server closes. One VM for all.
     vm, path = start(tmp_path)
     with vm, Qmp(path) as q:
@@ -419,10 +419,11 @@ def wait_agent(q, vm, timeout=3 * BOOT_TIMEOUT):
 
 
 def test_client_leaving_while_its_agent_requests_fail(tmp_path):
-    # Issue 17 A.1: 2000 query-locks overflow the agent channel's 64 KiB ring, so most fail
-    # at once, inside the command, while the client that sent them has already closed its
-    # socket. The VMM used to free the session under the running command (ASan:
-    # heap-use-after-free in qmp.c's handle(), now qmp_session.c's execute_request(); release builds: SIGSEGV).
+    # 2000 query-locks overflow the agent channel's 64 KiB ring, so most fail at once,
+    # inside the command, while the client that sent them has already closed its socket:
+    # the session outlives the command that runs on it (qmp_session.c's execute_request();
+    # the run fails under ASan with a use-after-free, or in a release build with SIGSEGV,
+    # if it does not).
     vm, path = start(tmp_path)
     with vm:
         with Qmp(path, timeout=3 * BOOT_TIMEOUT) as q:

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Every command in README.md's code blocks, run as written from the top of the tree (the
-way `make run` is run), so that the README cannot drift from what plugvm does (issue 18).
+way `make run` is run), so that the README cannot drift from what plugvm does.
 
 The README is parsed here: a command the test does not know, or one it knows that is gone
 from the README, fails the test. A few are not run, each for the reason given in SKIPPED.

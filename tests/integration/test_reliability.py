@@ -61,9 +61,9 @@ def test_torture_with_cpus_churning_in_the_guest(build, ncpus):
 
 
 def test_pm_timer_calibration_survives_vcpu_stalls():
-    # Each PM-timer read is a VM exit; a vCPU stalled inside one used to pair the read with a
-    # late TSC read (2.1 GHz measured for 2.6). With every other KVM_RUN entry stalled up to
-    # 3 ms the old code failed 3 runs of 5; each read is now bracketed by TSC reads.
+    # Each PM-timer read is a VM exit; a vCPU stalled inside one must not pair the read with
+    # a late TSC read: each read is bracketed by TSC reads, so the calibration holds with
+    # every other KVM_RUN entry stalled up to 3 ms.
     for seed in (1, 2, 3, 4):
         rc, vm = run_plugvm(f"--chaos=seed={seed},stall=50%:3ms,irq=off,start=off", "--smp", "2",
                             "--append", "selftest=tsc")
@@ -171,8 +171,8 @@ def test_back_to_back_hotplug_is_not_reported_stuck(tmp_path):
     # A client that sends each device_add/device_del as soon as the last one is answered
     # keeps the guest's hotplug driver in one pass over the events (it takes the ones that
     # arrive meanwhile). The watch on "an SCI the thread has not taken" must end when the
-    # thread takes the SCI's event, not when the pass ends: it used to report a false
-    # "stuck" once the stream lasted longer than the bound (2 s here).
+    # thread takes the SCI's event, not when the pass ends: a stream longer than the bound
+    # (2 s here) is not "stuck".
     path = str(tmp_path / "qmp.sock")
     vm = plugvm("--smp", "1,maxcpus=4", "--qmp", path, "--append", "watchdog.bound_s=2")
     with vm:

@@ -20,7 +20,7 @@ def test_timer_selftests(build, ncpus):
             vm.transcript()
     assert vm.lines(r"^selftest timer_storm: timers=600 armings=\d+ cancelled=\d+ ")
     if ncpus > 1:
-        # Idle, and idle with each idle-loop pass slower than a tick (race 20).
+        # Idle, and idle with each idle-loop pass slower than a tick (tick_idle_enter()).
         for name in ("timer_idle_quiet", "timer_idle_quiet_slow"):
             m = vm.wait_for(rf"^selftest {name}: cpu=\d+ window_ms=300 idle_delay_us=\d+ "
                             r"ticks=(\d+) wakeups=(\d+) ")

@@ -107,10 +107,9 @@ def pipe_bytes(f):
 
 @pytest.mark.parametrize("console", ["virtio", "uart"])
 def test_console_reader_that_stalls_never_stalls_the_vm(tmp_path, console):
-    # Issue 17 A.6: the 16550 and the virtio console wrote to stdout under their device lock:
-    # a reader that stops reading stalled the printing vCPU for good, and `quit` then hung
-    # joining it. The console now buffers a bounded amount and drops the rest (warned), and
-    # gives up on the reader at exit after a bounded wait.
+    # A reader that stops reading stalls neither the printing vCPU nor `quit`: the console
+    # buffers a bounded amount and drops the rest (warned), and gives up on the reader at
+    # exit after a bounded wait.
     path = str(tmp_path / "qmp.sock")
     err = open(tmp_path / "stderr", "w+")
     append = "selftest=console_flood console_flood.bytes=3000000 selftest.stay"

@@ -51,9 +51,9 @@ static void out(uint16_t port, unsigned size, uint32_t v)
 }
 
 /*
- * Every 4-byte read is one instant: the counter never steps back (modulo its 24 bits). It
- * used to read the clock once per byte, and a carry between two of them made a read jump
- * ahead by up to 255 (or 65535) ticks and the next one step back: this found ~100 in 10^6.
+ * Every 4-byte read is one instant: the counter never steps back (modulo its 24 bits). A
+ * read that took the clock once per byte would let a carry between two of them make it jump
+ * ahead by up to 255 (or 65535) ticks and the next one step back.
  */
 static void test_timer_reads_are_never_torn(void **state)
 {

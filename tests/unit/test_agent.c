@@ -3,8 +3,8 @@
  * Unit tests for the host end of the agent channel and the QMP commands it answers
  * (vmm/control/: agent.c, control_agent.c, qmp_*.c), with the guest played from the host
  * side: its messages go to the agent's virtio_agent_ops as the virtio transmitq would hand them
- * over, and what the VMM sends it lands in a stub of virtio_agent_send(). Each test replays a
- * hostile guest or client from issue 17: clients that leave while their requests fail, a
+ * over, and what the VMM sends it lands in a stub of virtio_agent_send(). Each test plays a
+ * hostile guest or client (docs/security.md): clients that leave while their requests fail, a
  * guest repeating HELLO, CPU counts and event streams taken from the guest's word, and
  * guest strings that must reach clients as valid, control-free UTF-8.
  */
@@ -172,7 +172,7 @@ static void dispatch_until_no_clients(unsigned rounds)
 }
 
 /*
- * Issue 17 A.1: a client sends 2000 query-locks and closes its socket; the agent's ring
+ * A client sends 2000 query-locks and closes its socket; the agent's ring
  * fills after a few, so the rest fail at once, inside the command, and the failure reply
  * finds the client gone. The server must not free the session under the command that is
  * still running in it (ASan: heap-use-after-free; release builds: SIGSEGV).
@@ -216,9 +216,9 @@ static unsigned sent_of(uint16_t type)
 }
 
 /*
- * Issue 17 A.2: every HELLO started another refresh of the state table (a request and a
- * 4 KiB table kept up to 30 s): a guest repeating HELLO made the VMM hold gigabytes. One
- * refresh is in flight at a time; HELLOs meanwhile ask for one more after it.
+ * A guest repeating HELLO cannot make the VMM hold a refresh of the state table (a
+ * request and a 4 KiB table kept up to 30 s) per HELLO: one refresh is in flight at a
+ * time; HELLOs meanwhile ask for one more after it.
  */
 static void test_hello_flood_refreshes_once(void **state)
 {
@@ -237,7 +237,7 @@ static void test_hello_flood_refreshes_once(void **state)
 }
 
 /*
- * Issue 17 A.2: requests in flight are bounded whatever clients ask for while the guest
+ * Requests in flight are bounded whatever clients ask for while the guest
  * answers nothing; the rest fail at once with "try again".
  */
 static void test_requests_in_flight_are_bounded(void **state)
@@ -304,9 +304,9 @@ static unsigned answer_timer_stats(struct qmp_session *c, unsigned most)
 }
 
 /*
- * Issue 17 A.3: query-timers over all CPUs walked 0 .. the guest's nr_cpus - 1: a guest
- * saying 2^32 - 1 (or 0, which wrapped) made one query billions of requests. The walk is
- * capped by the VM's own maxcpus.
+ * query-timers over all CPUs walks at most the VM's own maxcpus CPUs, whatever nr_cpus the
+ * guest says: 2^32 - 1 (or 0, which would wrap) does not make one query billions of
+ * requests.
  */
 static void test_per_cpu_walk_capped_by_the_vm(void **state)
 {
@@ -338,9 +338,9 @@ static void test_per_cpu_walk_capped_by_the_vm(void **state)
 }
 
 /*
- * Issue 17 A.3: a cpuhp-set-target in flight (up to 120 s) collected every STATE event of
- * its CPU: a guest streaming them grew the array without bound. It keeps what a transition
- * can run, and counts the rest.
+ * A cpuhp-set-target in flight (up to 120 s) keeps the STATE events of its CPU that a
+ * transition can run, and counts the rest: a guest streaming them cannot grow it without
+ * bound.
  */
 static void test_target_keeps_a_bounded_states_list(void **state)
 {
@@ -388,10 +388,10 @@ static void state_names(struct json_object *o, const char *names[3])
 }
 
 /*
- * Issue 17 A.6: state and lock names came from the guest straight to QMP clients: escape
- * sequences for terminals, C1 controls and invalid UTF-8 (which strict JSON readers refuse).
- * They are cleaned at the agent boundary: every byte of such a character becomes '?';
- * valid, printable UTF-8 stays.
+ * State and lock names come from the guest and may hold escape sequences for terminals, C1
+ * controls and invalid UTF-8 (which strict JSON readers refuse): they are cleaned at the
+ * agent boundary before any QMP client sees them: every byte of such a character becomes
+ * '?'; valid, printable UTF-8 stays.
  */
 static void test_guest_strings_reach_clients_clean(void **state)
 {
@@ -450,7 +450,7 @@ static void test_guest_strings_reach_clients_clean(void **state)
 		assert_contains(buf,
 				"\"lock\":\"???????????????????????????????????????????????\"");
 		assert_contains(buf, "\"held\":\"rq?]0;pwned?\"");
-		assert_contains(buf, "\"type\":\"bad-release\",\"type-id\":2"); /* issue 18.12 */
+		assert_contains(buf, "\"type\":\"bad-release\",\"type-id\":2");
 		for (i = 0; i < (unsigned)got; i++)
 			assert_true((unsigned char)buf[i] < 0x80); /* nothing but ASCII was sent */
 	}

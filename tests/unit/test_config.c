@@ -242,7 +242,7 @@ static void test_help_version(void **state)
 	assert_contains(config_usage, "--append");
 }
 
-/* Issue 18.7: getopt's and QEMU's habits: -vv, NAME=VALUE after one dash, values as '-x'. */
+/* getopt's and QEMU's habits: -vv, NAME=VALUE after one dash, values as '-x'. */
 static void test_conventions(void **state)
 {
 	struct parsed p;
@@ -288,7 +288,7 @@ static void test_bad_options(void **state)
 	parse_fails("option '-m' needs a value", "-v", "-m");
 	parse_fails("option '--kernel' needs a value", "--kernel");
 	parse_fails("option '-append' needs a value", "-append");
-	/* Issue 18.7: the next option is not taken for the missing value. */
+	/* The next option is not taken for the missing value. */
 	parse_fails("option '--smp' needs a value (before '--append')", "--smp", "--append",
 		    "halt");
 	parse_fails("option '-m' needs a value (before '-S')", "-m", "-S");
@@ -425,7 +425,7 @@ static void test_smp_values(void **state)
 	smp_ok("4,sockets=2,dies=2,cores=2,threads=2", 4, 16);
 	smp_ok("cpus=1,sockets=1,cores=1,threads=1", 1, 1);
 	smp_ok("sockets=32,cores=32", 1024, 1024);
-	/* Issue 18.7: the missing counts inferred as QEMU 7.2 does (cores first, threads last). */
+	/* The missing counts inferred as QEMU 7.2 does (cores first, threads last). */
 	smp_ok("2,maxcpus=8,sockets=2", 2, 8);
 	smp_ok("2,maxcpus=8,sockets=2,cores=2", 2, 8);
 	smp_ok("2,maxcpus=8,threads=2", 2, 8);
@@ -509,7 +509,7 @@ static void test_qmp(void **state)
 	    "unix:/tmp/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	parse_fails("needs a value", "--qmp");
-	/* Issue 18.2: -S waits for `cont`, which nobody could send without a socket. */
+	/* -S waits for `cont`, which nobody could send without a socket. */
 	parse_fails("-S with --qmp none: nothing could ever send `cont`", "-S", "--qmp", "none");
 	parse_fails("-S with --qmp none", "--qmp", "none", "-S");
 	parse(&p, "-S", NULL);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for vmm/console.c: guest output reaches the fd in order; a reader that stalls
- * never stalls the writers (issue 17 A.6: the 16550 and the virtio console wrote to stdout
- * under their device lock), the excess is dropped, counted and marked in the output; a closed
+ * never stalls the writers (the 16550 and the virtio console never write to the fd under
+ * their device lock), the excess is dropped, counted and marked in the output; a closed
  * reader and a stalled one at exit end cleanly.
  */
 #include "tests/unit/unit.h"

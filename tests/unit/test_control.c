@@ -2,7 +2,7 @@
 /*
  * Unit tests for vmm/control/control.c with a real QMP server and socket client: the vCPU
  * lifecycle's events as QMP events (their shapes, and the rate limit on those the guest
- * triggers at will: issue 17 A.5), and device_add / device_del's answers to what the
+ * triggers at will), and device_add / device_del's answers to what the
  * lifecycle says. The lifecycle (cpus.h) is a stub the test sets.
  */
 #include "tests/unit/unit.h"
@@ -200,9 +200,9 @@ static void *vcpu_thread_rep_outsl(void *arg)
 }
 
 /*
- * Issue 17 A.5: one `rep outsl` of 1024 words to the _OST port (command OST_STATUS) was
- * 1024 ACPI_DEVICE_OST events to every client. They are rate-limited: at most the burst
- * goes out now, and the latest of the rest when the budget refills.
+ * One `rep outsl` of 1024 words to the _OST port (command OST_STATUS) is 1024
+ * ACPI_DEVICE_OST events: rate-limited for every client, at most the burst goes out now,
+ * and the latest of the rest when the budget refills.
  */
 static void test_ost_burst_is_rate_limited(void **state)
 {

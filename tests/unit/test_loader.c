@@ -244,8 +244,7 @@ static void test_good_variants(void **state)
 	load_and_check(&im);
 
 	/*
-	 * Issue 18.8: an 8-aligned .note.gnu.property (every static binary has one) is
-	 * skipped, before the PVH note or without one ("no PVH entry note", not "malformed").
+	 * An 8-aligned .note.gnu.property (every static binary has one) is skipped, before the PVH note or without one ("no PVH entry note", not "malformed").
 	 */
 	build(&im, 8, 8);
 	assert_int_equal(prepend_note(&im, 5 /* NT_GNU_PROPERTY_TYPE_0 */, 0xc0000002ull, 16, 8),

@@ -405,7 +405,7 @@ static int socket_client(struct fixture *f, char *path, size_t len)
 }
 
 /*
- * Issue 17 A.5: a socket client that never reads goes over QMP_MAX_OUTPUT and keeps
+ * A socket client that never reads goes over QMP_MAX_OUTPUT and keeps
  * sending. It must be disconnected for real (its socket closed, the server's count back
  * to 0), not left half-closed with its input unread and the main loop spinning on it.
  */
@@ -454,7 +454,7 @@ static void test_client_over_output_limit_is_dropped(void **state)
 }
 
 /*
- * Issue 18.1: a client that half-closes after its last command (`printf ... | socat`, a
+ * A client that half-closes after its last command (`printf ... | socat`, a
  * shell pipe) gets every reply, a deferred one and the events until then included, and
  * only then the end of the stream; the commands run as before.
  */
@@ -560,10 +560,9 @@ static struct json_object *data_n(int64_t n)
 }
 
 /*
- * Issue 17 A.5: one `rep outsl` to the hotplug block's _OST port was 1024 ACPI_DEVICE_OST
- * events to every client (66k/s, 10 MB/s); the same for the other guest-triggered events.
- * They are rate-limited: a burst goes out, the latest of the rest waits for the budget to
- * refill; other events are not limited.
+ * The events a guest triggers at will (one `rep outsl` to the hotplug block's _OST port is
+ * 1024 ACPI_DEVICE_OST events) are rate-limited for every client: a burst goes out, the
+ * latest of the rest waits for the budget to refill; other events are not limited.
  */
 static void test_guest_events_are_throttled(void **state)
 {

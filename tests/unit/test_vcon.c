@@ -3,8 +3,8 @@
  * Unit tests for vmm/devices/virtio_console.c, the virtio console and agent channel
  * devices, with their MMIO windows on a real bus and guest RAM, the guest's vCPUs played by
  * host threads: a guest that keeps refilling its transmitq while the device drains it, and
- * a vCPU holding the device while the main loop has bytes for the guest (issue 17 A.4); a
- * console whose reader stalls (A.6).
+ * a vCPU holding the device while the main loop has bytes for the guest; a console whose
+ * reader stalls.
  */
 #include "tests/unit/unit.h"
 
@@ -186,9 +186,9 @@ static int teardown(void **state)
 }
 
 /*
- * Issue 17 A.4: drain_tx() took chains for as long as the guest kept adding them; a guest
- * refilling its transmitq from a second vCPU kept one notify (and the device lock) for
- * ever. One notify takes at most a ring's worth; the rest waits for the next notify.
+ * A guest refilling its transmitq from a second vCPU cannot keep one notify (and the
+ * device lock) for ever: drain_tx() takes at most a ring's worth per notify; the rest
+ * waits for the next notify.
  */
 static void test_notify_has_a_budget(void **state)
 {
@@ -230,10 +230,10 @@ static void *main_loop_send(void *arg)
 }
 
 /*
- * Issue 17 A.4: the main loop's agent request (and console input) took the device lock a
- * vCPU holds while it works through the rings: the main loop stopped (no QMP, SIGTERM
- * ignored) for as long as the guest kept it busy. It must return at once, and the vCPU
- * holding the device delivers the bytes when it lets go.
+ * The main loop's agent request (and console input) never waits for the device lock a
+ * vCPU holds while it works through the rings (the guest could keep it busy, and the main
+ * loop answers QMP and SIGTERM): it returns at once, and the vCPU holding the device
+ * delivers the bytes when it lets go.
  */
 static void test_main_loop_never_waits_for_a_busy_device(void **state)
 {
@@ -289,10 +289,9 @@ static void *vcpu_prints(void *arg)
 }
 
 /*
- * Issue 17 A.6: the virtio console wrote the guest's output to stdout with write(2) under
- * the device lock: a reader that stops reading stalled the vCPU (and through the lock the
- * main loop). Output now goes to the console's bounded buffer: the vCPU goes on, the excess
- * is dropped and counted.
+ * A reader that stops reading stalls neither the vCPU nor (through the device lock) the
+ * main loop: the guest's output goes to the console's bounded buffer, never to the fd
+ * under the device lock; the vCPU goes on, the excess is dropped and counted.
  */
 static void test_console_never_waits_for_its_reader(void **state)
 {

@@ -503,7 +503,7 @@ static void clean(const char *in, size_t size, const char *want, size_t bad)
 	assert_string_equal(buf, want);
 }
 
-/* Guest strings for QMP clients: valid UTF-8 without control characters (issue 17 A.6). */
+/* Guest strings for QMP clients: valid UTF-8 without control characters. */
 static void test_guest_string_cleaning(void **state)
 {
 	(void)state;

@@ -11,7 +11,7 @@
 #include "ioapic.h"
 #include "kernel/cmdline.h"
 #include "kernel/cpu.h"
-#include "kernel/main.h"
+#include "kernel/init.h"
 #include "kernel/mm.h"
 #include "kernel/printk.h"
 #include "kernel/string.h"

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Host stand-in for guest/arch/x86/arch.h, so guest/kernel code compiles unchanged into
- * host unit tests. "CPUs" are host threads: each test thread sets its struct cpu with
- * shim_set_cpu(); interrupts are a thread-local flag; time is CLOCK_MONOTONIC unless a
- * test drives it with shim_set_time_ns(). IPIs are recorded, not delivered.
+ * host unit tests: the same functions (arch/arch_api.h, shared with the guest; their host
+ * implementations are in arch_shim.c), and in place of x86's constants and inlines, these.
+ * "CPUs" are host threads: each test thread sets its struct cpu with shim_set_cpu();
+ * interrupts are a thread-local flag; time is CLOCK_MONOTONIC unless a test drives it with
+ * shim_set_time_ns(). IPIs are recorded, not delivered.
  */
 #ifndef PLUGVM_TEST_SHIM_ARCH_H
 #define PLUGVM_TEST_SHIM_ARCH_H
@@ -11,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "arch/arch_api.h"
 
 #define ARCH_PAGE_SIZE	    4096ul
 #define ARCH_CACHELINE	    64
@@ -27,14 +31,9 @@ struct arch_cpu {
 	void *ist_stack;
 };
 
-struct cpu;
-
 struct arch_context {
 	uint64_t rsp;
 };
-
-void arch_context_switch(struct arch_context *prev, struct arch_context *next);
-void arch_context_init(struct arch_context *ctx, void *stack_top, void (*entry)(void *), void *arg);
 
 /* ---- test controls ---- */
 void shim_set_cpu(struct cpu *c);
@@ -91,18 +90,12 @@ static inline void arch_safe_halt(void)
 }
 
 /* ---- time ---- */
-uint64_t arch_tsc(void);
-uint32_t arch_tsc_khz(void);
-const char *arch_tsc_source(void);
-uint64_t arch_now_ns(void);
-uint64_t arch_tsc_to_ns(uint64_t tsc);
-void arch_udelay(uint64_t us);
-uint64_t arch_ns_to_tsc(uint64_t ns);
-void arch_timer_init_cpu(void);
-void arch_timer_set_deadline(uint64_t tsc);
-void arch_timer_stop(void);
-const char *arch_timer_mode(void);
-uint32_t arch_timer_khz(void);
+/* A 1 GHz "TSC": arch_now_ns(). */
+static inline uint64_t arch_tsc(void)
+{
+	return arch_now_ns();
+}
+
 /* The last deadline the code under test programmed (0 = stopped). */
 extern __thread uint64_t shim_timer_deadline;
 
@@ -128,29 +121,5 @@ static inline void arch_percpu_add_int(size_t offset, int v)
 {
 	*(int *)((char *)shim_this_cpu + offset) += v;
 }
-
-uint32_t arch_apic_id(void);
-uint32_t arch_cpuid_apic_id(void);
-uint64_t arch_percpu_base(void);
-bool arch_x2apic(void);
-uint32_t arch_tsc_khz_by(const char *method);
-void arch_send_ipi(uint32_t apic_id, unsigned vector);
-
-typedef void (*arch_irq_handler)(unsigned vector, void *arg);
-int arch_set_irq_handler(unsigned vector, arch_irq_handler fn, void *arg);
-
-/* ---- power, panic ---- */
-__attribute__((noreturn)) void arch_poweroff(int status);
-void arch_backtrace(void);
-void arch_stop_other_cpus(void);
-__attribute__((noreturn)) void arch_halt_forever(void);
-void arch_crash(const char *kind, size_t len);
-void arch_start_secondary_cpus(void);
-
-/* ---- CPU hotplug steps (kernel/cpuhp_table.c; faked by tests/unit/cpuhp_fakes.c) ---- */
-int arch_cpu_prepare(unsigned int cpu);
-int arch_cpu_unprepare(unsigned int cpu);
-int arch_cpu_starting(unsigned int cpu);
-int arch_cpu_dying(unsigned int cpu);
 
 #endif

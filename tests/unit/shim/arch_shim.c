@@ -31,11 +31,6 @@ uint64_t arch_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t arch_tsc(void)
-{
-	return arch_now_ns(); /* a 1 GHz "TSC" */
-}
-
 uint32_t arch_tsc_khz(void)
 {
 	return 1000000;
@@ -155,10 +150,6 @@ void arch_crash(const char *kind, size_t len)
 {
 	(void)kind;
 	(void)len;
-}
-
-void arch_start_secondary_cpus(void)
-{
 }
 
 void arch_context_switch(struct arch_context *prev, struct arch_context *next)

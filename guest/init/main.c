@@ -5,7 +5,7 @@
  * line (a contract: "plugvm-guest: N/M CPUs online"), run requested self-tests, then power
  * off (`halt`, or after self-tests) or idle.
  */
-#include "kernel/main.h"
+#include "kernel/init.h"
 
 #include "apps/agent_service.h"
 #include "apps/cyclic.h"
@@ -52,13 +52,6 @@ static void crash_from_cmdline(void)
 
 extern const struct cmdline_param __start_cmdline_params[], __stop_cmdline_params[];
 
-static __noreturn void stop_bad_cmdline(void)
-{
-	printk("plugvm-guest: stopping: a bad value on the command line (README lists the "
-	       "words)\n");
-	arch_poweroff(GUEST_EXIT_BAD_CMDLINE);
-}
-
 static void cmdline_problem(void *ctx, bool fatal, const char *word, size_t len, const char *why)
 {
 	if (fatal) {
@@ -78,13 +71,7 @@ static void check_cmdline(void)
 		      (size_t)(__stop_cmdline_params - __start_cmdline_params), cmdline_problem,
 		      &fatal);
 	if (fatal)
-		stop_bad_cmdline();
-}
-
-__noreturn void boot_stop_bad_word(const char *name, const char *value, size_t len, const char *why)
-{
-	printk("cmdline: '%s=%.*s' %s\n", name, (int)len, value, why);
-	stop_bad_cmdline();
+		boot_stop_bad_cmdline();
 }
 
 /* The first thread: what the command line asks for once every CPU is up. */
