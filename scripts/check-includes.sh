@@ -10,6 +10,9 @@
 #      guest/arch/x86/ kernel/, common/ and its own headers (never drivers/ or apps/);
 #      guest/drivers/  kernel/, drivers/, common/ and "arch.h" (never apps/, x86.h, ...);
 #      guest/apps/     kernel/, drivers/, apps/, common/ and "arch.h".
+#  - tools/: a tool (tools/NAME/) includes its own headers, the client library (tools/lib/),
+#    common/ and, of the VMM's, only vmm/version.h and vmm/utf8.h; the library includes
+#    the same but never a tool's headers;
 #  - vmm/ and tools/: no include cycle between modules (vmm_module_cycles below).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -76,9 +79,30 @@ guest_layer guest/drivers "drivers/ may include kernel/, drivers/, common/ and a
 guest_layer guest/apps "apps/ may include kernel/, drivers/, apps/, common/ and arch.h only" \
 	'kernel/*' 'drivers/*' 'apps/*' arch.h
 
+# tools/: who may include what. A header is named relative to the including file's folder
+# ("conn.h" in tools/lib/, "latency.h" in tools/latency/) or to the top of the tree (-I.).
+tools_rule="tools include their own folder, tools/lib/, common/, vmm/version.h, vmm/utf8.h"
+for f in $(find tools -name '*.[ch]' | sort); do
+	dir=$(dirname "$f")
+	while read -r hdr; do
+		case "$hdr" in
+		*..*) ;;
+		tools/lib/*.h | vmm/version.h | vmm/utf8.h | "$dir"/*.h) continue ;;
+		*/*) ;;
+		*)
+			if [ -e "$dir/$hdr" ] || grep -qx "$hdr" <<<"$common_headers"; then
+				continue
+			fi
+			;;
+		esac
+		bad "$f" "includes \"$hdr\" ($tools_rule)"
+	done < <(sed -nE 's/^\s*#\s*include\s*"([^"]+)".*/\1/p' "$f")
+done
+
 # vmm/ and tools/: the modules' includes form no cycle. A module is foo.c with foo.h; an
 # include is an arrow from the including file's module to the module of the header it names
-# (resolved from the including file's folder; common/ and system headers are not modules).
+# (resolved from the including file's folder, else from the top of the tree as -I. does;
+# common/ and system headers are not modules).
 # So a device that includes vm.h may not be included by vm.c, and a layer below the control
 # plane never includes it: what calls upward does it through callbacks.
 vmm_module_edges() {
@@ -86,6 +110,7 @@ vmm_module_edges() {
 	for f in $(find vmm tools -name '*.[ch]' 2>/dev/null | sort); do
 		while read -r inc; do
 			target=$(realpath -m --relative-to=. "$(dirname "$f")/$inc")
+			[ -e "$target" ] || target=$(realpath -m --relative-to=. "$inc")
 			[ -e "$target" ] || continue
 			[ "${f%.[ch]}" = "${target%.[ch]}" ] || echo "${f%.[ch]} ${target%.[ch]}"
 		done < <(sed -nE 's/^\s*#\s*include\s*"([^"]+)".*/\1/p' "$f")
