@@ -34,11 +34,7 @@ def add(q, vm, core, seen):
                                   "slot-type": "CPU"}, ev
     seen[core] = seen.get(core, 0) + 1
     # The guest's console line precedes its _OST, but reaches us through another pipe.
-    deadline = time.monotonic() + TIMEOUT
-    while len(vm.lines(rf"^acpi-hotplug: slot {core}: cpu {core} online \(0\)$")) \
-            < seen[core]:
-        assert time.monotonic() < deadline, vm.transcript()
-        time.sleep(0.01)
+    vm.wait_count(rf"^acpi-hotplug: slot {core}: cpu {core} online \(0\)$", seen[core], TIMEOUT)
 
 
 def remove(q, vm, core):
@@ -226,10 +222,7 @@ def wait_vcpu_fds(vm, want):
 
 def vmm_added(vm, core, n):
     """The VMM's log line of its n-th add of `core` (its stderr, read as it comes)."""
-    deadline = time.monotonic() + TIMEOUT
-    while len(said := vm.lines(rf"^plugvm: vCPU {core} added as .*", "stderr")) < n:
-        assert time.monotonic() < deadline, vm.transcript()
-        time.sleep(0.01)
+    said = vm.wait_count(rf"^plugvm: vCPU {core} added as .*", n, TIMEOUT, "stderr")
     assert len(said) == n, vm.transcript()
     return said[-1].group(0)
 
