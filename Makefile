@@ -221,7 +221,7 @@ bench: all
 	$(Q)/usr/bin/python3 scripts/bench-readme.py $(BENCHES)
 
 # ---- dependencies, run, test -------------------------------------------------------------
-.PHONY: deps run test integration
+.PHONY: deps run test test-quick integration
 deps:
 	$(Q)bash scripts/deps.sh
 
@@ -237,6 +237,11 @@ test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) unit
 	$(Q)$(MAKE) integration
+
+# The edit-test loop: the unit tests and the integration tests not marked slow (README, "Tests").
+test-quick: all
+	$(Q)$(MAKE) unit
+	$(PYTEST) -q tests/integration -m "not slow" $(PYTEST_ARGS)
 
 # ---- soaks ---------------------------------------------------------------------------------
 # tests/soak/soak.py: boots and hot-add/remove operations, every one checked; progress line

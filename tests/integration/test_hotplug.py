@@ -129,6 +129,7 @@ def test_hotplug_errors(tmp_path):
 
 
 @pytest.mark.parametrize("build,ops", [("mainline", 500), ("rt", 100)])
+@pytest.mark.slow
 def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
     # Random adds and removes while the guest's hotplug_churn self-test runs threads and
     # timers; it then checks nothing was lost. The VMM ends with the threads it started
@@ -257,6 +258,7 @@ def test_spare_vcpus_created_ahead(tmp_path, spares):
 
 
 @pytest.mark.parametrize("policy", ["refuse", "ignore"])
+@pytest.mark.slow
 def test_guest_that_does_not_complete_a_removal(tmp_path, policy):
     # refuse: the guest answers with a failing _OST, reported at once. ignore: it never
     # answers; after the documented delay (10 s) the VMM reports it. Either way the CPU
