@@ -65,30 +65,41 @@ $(B)/plugvm: $(VMM_OBJS)
 -include $(VMM_OBJS:.o=.d)
 
 # ---- tools -----------------------------------------------------------------------------
-# plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm. It
-# shares only vmm/version.h and vmm/utf8.h with the VMM.
-PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c conn.c print.c cmd_cpus.c cmd_cpuhp.c \
-	cmd_stats.c cmd_virsh.c cmd_latency.c) tools/latency/tline.c
-PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
+# The client library (tools/lib/): the QMP connection, printing, the JSON lookups, the
+# hotplug event matchers and cyclictest's line, built once into an archive that every tool
+# links. A tool includes only tools/lib/, its own folder, common/ and vmm/version.h,
+# vmm/utf8.h (scripts/check-includes.sh).
+CLIENT_LIB_SRCS := $(addprefix tools/lib/,conn.c print.c json_get.c events.c tline.c)
+CLIENT_LIB_OBJS := $(CLIENT_LIB_SRCS:%.c=$(B)/%.o)
+CLIENT_LIB := $(B)/tools/libplugvm-client.a
 
 $(B)/tools/%.o: tools/%.c
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(HOST_CFLAGS) -I. -MMD -MP -c $< -o $@
 
-$(B)/plugctl: $(PLUGCTL_OBJS)
+$(CLIENT_LIB): $(CLIENT_LIB_OBJS)
+	@echo "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+-include $(CLIENT_LIB_OBJS:.o=.d)
+
+# plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm.
+PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c cmd_cpus.c cmd_cpuhp.c cmd_stats.c \
+	cmd_virsh.c cmd_latency.c)
+PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
+
+$(B)/plugctl: $(PLUGCTL_OBJS) $(CLIENT_LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ -ljson-c
 
 -include $(PLUGCTL_OBJS:.o=.d)
 
-# plugvm-latency: cyclictest in a guest as one command (tools/latency/), on plugctl's QMP
-# connection (and its hotplug event matchers).
-LATENCY_SRCS := $(addprefix tools/latency/,main.c report.c plot.c host.c tline.c) \
-	$(addprefix tools/plugctl/,conn.c print.c cmd_cpus.c)
+# plugvm-latency: cyclictest in a guest as one command (tools/latency/).
+LATENCY_SRCS := $(addprefix tools/latency/,main.c report.c plot.c host.c)
 LATENCY_OBJS := $(LATENCY_SRCS:%.c=$(B)/%.o)
 
-$(B)/plugvm-latency: $(LATENCY_OBJS)
+$(B)/plugvm-latency: $(LATENCY_OBJS) $(CLIENT_LIB)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ -ljson-c
 
@@ -222,7 +233,7 @@ bench: all
 	$(Q)/usr/bin/python3 scripts/bench-readme.py $(BENCHES)
 
 # ---- dependencies, run, test -------------------------------------------------------------
-.PHONY: deps run test integration
+.PHONY: deps run test test-quick integration
 deps:
 	$(Q)bash scripts/deps.sh
 
@@ -238,6 +249,11 @@ test: deps
 	$(Q)$(MAKE) all
 	$(Q)$(MAKE) unit
 	$(Q)$(MAKE) integration
+
+# The edit-test loop: the unit tests and the integration tests not marked slow (README, "Tests").
+test-quick: all
+	$(Q)$(MAKE) unit
+	$(PYTEST) -q tests/integration -m "not slow" $(PYTEST_ARGS)
 
 # ---- soaks ---------------------------------------------------------------------------------
 # tests/soak/soak.py: boots and hot-add/remove operations, every one checked; progress line
@@ -274,7 +290,7 @@ check-static:
 	$(Q)$(CPPCHECK) -I. -Icommon tools/
 	$(Q)$(CPPCHECK) -Iguest -Iguest/arch/x86 -Icommon guest/
 	@echo "  CHECK   gcc -fanalyzer vmm/ tools/"
-	$(Q)for f in $(VMM_SRCS) $(PLUGCTL_SRCS); do \
+	$(Q)for f in $(VMM_SRCS) $(CLIENT_LIB_SRCS) $(PLUGCTL_SRCS); do \
 		$(CC) $(HOST_CFLAGS) -I. -fanalyzer -c -o /dev/null $$f || exit 1; done
 
 # The release build of the host programs carries the flags above (full RELRO, PIE, stack

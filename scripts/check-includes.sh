@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Enforce who may include what (DESIGN.md "Layout", STYLE.md "Boundaries", docs/architecture.md):
+# Enforce who may include what (docs/design.md "Rules of the house", docs/architecture.md):
 #  - common/*.h include only <stdint.h> and <stddef.h>;
 #  - vmm/ and guest/ never include each other's headers;
 #  - the guest is layered kernel/ <- arch/ <- drivers/ <- apps/ <- init/ (each may include
@@ -16,6 +16,9 @@
 #                      sequence, which calls into every layer).
 #  - the arch API's functions are declared once, in guest/arch/arch_api.h: the arch.h of the
 #    guest and of the host unit tests (tests/unit/shim/) declare none of their own;
+#  - tools/: a tool (tools/NAME/) includes its own headers, the client library (tools/lib/),
+#    common/ and, of the VMM's, only vmm/version.h and vmm/utf8.h; the library includes
+#    the same but never a tool's headers;
 #  - every tests/unit/*.mk, which the Makefile includes by wildcard, is a unit test's;
 #  - vmm/ and tools/: no include cycle between modules (vmm_module_cycles below).
 set -uo pipefail
@@ -103,9 +106,30 @@ for f in tests/unit/*.mk; do
 	grep -qE '^UNIT_TESTS \+=' "$f" || bad "$f" "declares no unit test (UNIT_TESTS += ...)"
 done
 
+# tools/: who may include what. A header is named relative to the including file's folder
+# ("conn.h" in tools/lib/, "latency.h" in tools/latency/) or to the top of the tree (-I.).
+tools_rule="tools include their own folder, tools/lib/, common/, vmm/version.h, vmm/utf8.h"
+for f in $(find tools -name '*.[ch]' | sort); do
+	dir=$(dirname "$f")
+	while read -r hdr; do
+		case "$hdr" in
+		*..*) ;;
+		tools/lib/*.h | vmm/version.h | vmm/utf8.h | "$dir"/*.h) continue ;;
+		*/*) ;;
+		*)
+			if [ -e "$dir/$hdr" ] || grep -qx "$hdr" <<<"$common_headers"; then
+				continue
+			fi
+			;;
+		esac
+		bad "$f" "includes \"$hdr\" ($tools_rule)"
+	done < <(sed -nE 's/^\s*#\s*include\s*"([^"]+)".*/\1/p' "$f")
+done
+
 # vmm/ and tools/: the modules' includes form no cycle. A module is foo.c with foo.h; an
 # include is an arrow from the including file's module to the module of the header it names
-# (resolved from the including file's folder; common/ and system headers are not modules).
+# (resolved from the including file's folder, else from the top of the tree as -I. does;
+# common/ and system headers are not modules).
 # So a device that includes vm.h may not be included by vm.c, and a layer below the control
 # plane never includes it: what calls upward does it through callbacks.
 vmm_module_edges() {
@@ -113,6 +137,7 @@ vmm_module_edges() {
 	for f in $(find vmm tools -name '*.[ch]' 2>/dev/null | sort); do
 		while read -r inc; do
 			target=$(realpath -m --relative-to=. "$(dirname "$f")/$inc")
+			[ -e "$target" ] || target=$(realpath -m --relative-to=. "$inc")
 			[ -e "$target" ] || continue
 			[ "${f%.[ch]}" = "${target%.[ch]}" ] || echo "${f%.[ch]} ${target%.[ch]}"
 		done < <(sed -nE 's/^\s*#\s*include\s*"([^"]+)".*/\1/p' "$f")

@@ -21,6 +21,10 @@ def pytest_sessionstart(session):
 
 
 def pytest_configure(config):
+    # `make test-quick` runs what is not slow: a test is marked slow when it takes more than
+    # ~10 s on the project's machines (README, "Tests").
+    config.addinivalue_line("markers", "slow: takes more than ~10 s here; "
+                            "`make test-quick` leaves it out (-m 'not slow')")
     # VMs started without --qmp put their sockets here, not in /tmp: the suite leaves no
     # socket behind (Vm.kill() removes those of the VMs it kills; the rest is checked).
     if "PLUGVM_TEST_RUNTIME_DIR" not in os.environ:

@@ -24,6 +24,7 @@ def test_boot_reports_every_cpu(ncpus):
 
 @pytest.mark.parametrize("build,ncpus", [("mainline", 1), ("mainline", 2), ("rt", 2),
                                          ("mainline", 4), ("rt", 4)])
+@pytest.mark.slow
 def test_selftests_all_pass_at_several_cpu_counts(build, ncpus):
     # test_sched.py runs them at 8 CPUs; tests that race CPUs against each other behave
     # differently with fewer (cpuhp_cycle once failed only at 2-4).
@@ -36,6 +37,7 @@ def test_selftests_all_pass_at_several_cpu_counts(build, ncpus):
     assert vm.lines(rf"^selftest: {len(results)} passed, 0 failed$"), vm.transcript()
 
 
+@pytest.mark.slow
 def test_make_run_as_readme_says():
     # README's first command, exactly: configs/default.args reaches the guest unquoted, every
     # self-test passes, the summary says so, and the guest powers off (make exits 0).

@@ -22,6 +22,7 @@ STATES = [
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
+@pytest.mark.slow
 def test_cpuhp_selftests_on_8_cpus(build):
     vm = run_selftests(CPUHP_TESTS, "--smp", "8", build=build, append="cpuhp.bench_cycles=10",
                        timeout=180)

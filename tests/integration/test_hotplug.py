@@ -34,11 +34,7 @@ def add(q, vm, core, seen):
                                   "slot-type": "CPU"}, ev
     seen[core] = seen.get(core, 0) + 1
     # The guest's console line precedes its _OST, but reaches us through another pipe.
-    deadline = time.monotonic() + TIMEOUT
-    while len(vm.lines(rf"^acpi-hotplug: slot {core}: cpu {core} online \(0\)$")) \
-            < seen[core]:
-        assert time.monotonic() < deadline, vm.transcript()
-        time.sleep(0.01)
+    vm.wait_count(rf"^acpi-hotplug: slot {core}: cpu {core} online \(0\)$", seen[core], TIMEOUT)
 
 
 def remove(q, vm, core):
@@ -133,6 +129,7 @@ def test_hotplug_errors(tmp_path):
 
 
 @pytest.mark.parametrize("build,ops", [("mainline", 500), ("rt", 100)])
+@pytest.mark.slow
 def test_churn_while_threads_and_timers_run(tmp_path, build, ops):
     # Random adds and removes while the guest's hotplug_churn self-test runs threads and
     # timers; it then checks nothing was lost. The VMM ends with the threads it started
@@ -226,10 +223,7 @@ def wait_vcpu_fds(vm, want):
 
 def vmm_added(vm, core, n):
     """The VMM's log line of its n-th add of `core` (its stderr, read as it comes)."""
-    deadline = time.monotonic() + TIMEOUT
-    while len(said := vm.lines(rf"^plugvm: vCPU {core} added as .*", "stderr")) < n:
-        assert time.monotonic() < deadline, vm.transcript()
-        time.sleep(0.01)
+    said = vm.wait_count(rf"^plugvm: vCPU {core} added as .*", n, TIMEOUT, "stderr")
     assert len(said) == n, vm.transcript()
     return said[-1].group(0)
 
@@ -264,6 +258,7 @@ def test_spare_vcpus_created_ahead(tmp_path, spares):
 
 
 @pytest.mark.parametrize("policy", ["refuse", "ignore"])
+@pytest.mark.slow
 def test_guest_that_does_not_complete_a_removal(tmp_path, policy):
     # refuse: the guest answers with a failing _OST, reported at once. ignore: it never
     # answers; after the documented delay (10 s) the VMM reports it. Either way the CPU

@@ -61,6 +61,7 @@ def check_histogram_file(path, counts):
         assert lo <= avg <= hi
 
 
+@pytest.mark.slow
 def test_latency_with_churn(tmp_path):
     """The issue's own check: two CPUs of four, CPU 1 removed and re-added every 200 ms (with
     the wake-up storm and local_lock contention, whose threads are parked with CPU 1 too)."""

@@ -13,6 +13,9 @@ import pytest
 
 from vm import GUEST, QEMU_TIMEOUT, ROOT
 
+# libvirtd and QEMU domains: 12 to 30 s each here.
+pytestmark = pytest.mark.slow
+
 SETUP = os.path.join(ROOT, "scripts", "libvirt-setup.sh")
 DOMAIN = os.path.join(ROOT, "scripts", "libvirt-domain.sh")
 EXAMPLE = os.path.join(ROOT, "configs", "libvirt", "qemu-guest.xml")

@@ -72,6 +72,7 @@ def started(tmp_path, smp):
     return vm, path
 
 
+@pytest.mark.slow
 def test_nmi_reports_stay_whole_while_the_guest_prints(tmp_path):
     """NMIs land while other CPUs print (cpuhp.trace: a line per state while CPU 1 cycles):
     no report line is split by a printk() line, nor splits one (CI once saw `at 915` run into
@@ -182,6 +183,7 @@ def test_plugctl_nmi(tmp_path):
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
+@pytest.mark.slow
 def test_watchdog_report_brings_every_cpus_nmi_report(build):
     # selftest=watchdog provokes each report on purpose; the first one's dump begins with
     # every CPU's NMI report, before the thread dump.

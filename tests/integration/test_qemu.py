@@ -5,6 +5,9 @@ import pytest
 from qmp import Qmp, wait_socket
 from vm import QEMU_TIMEOUT, qemu, selftests
 
+# QEMU's start and its emulated firmware: 10 s and more each here.
+pytestmark = pytest.mark.slow
+
 
 def test_qemu_boots_the_guest_with_4_cpus():
     with qemu("-smp", "4", "--append", "selftest=all") as vm:

@@ -209,10 +209,7 @@ def test_paused_start_and_cont(tmp_path):
 
 def wait_lines(vm, pattern, n, timeout=BOOT_TIMEOUT):
     """Wait until `n` console lines match `pattern` (a guest that boots again says it again)."""
-    deadline = time.monotonic() + timeout
-    while len(vm.lines(pattern)) < n:
-        assert vm.proc.poll() is None and time.monotonic() < deadline, vm.transcript()
-        time.sleep(0.05)
+    vm.wait_count(pattern, n, timeout)
 
 
 def half_closed_session(path, requests):

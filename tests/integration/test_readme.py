@@ -23,6 +23,7 @@ README = os.path.join(ROOT, "README.md")
 SKIPPED = {
     "make run": "test_boot.py::test_make_run_as_readme_says runs it exactly",
     "make test": "it is this test suite (and the unit tests)",
+    "make test-quick": "it is this test suite's part not marked slow (and the unit tests)",
     "build/plugvm [options]": "the synopsis, not a command",
     'build/plugvm --smp 8 -m 128M --append "selftest=all"':
         "selftest=all at 8 CPUs takes about a minute here; test_sched.py runs it at 8 CPUs "
@@ -107,6 +108,7 @@ RUN = [
 
 
 @pytest.mark.parametrize("cmd", RUN)
+@pytest.mark.slow
 def test_readme_example_runs(cmd):
     argv = normalise(cmd)
     assert argv[0] == "build/plugvm"
@@ -127,6 +129,7 @@ LATENCY_RUN = [
 ]
 
 
+@pytest.mark.slow
 def test_readme_latency_examples_run(tmp_path):
     for cmd, made in zip(LATENCY_RUN, (["H", "P.png"], ["rt.json"], ["both.png"])):
         argv = normalise(cmd)

@@ -16,6 +16,7 @@ from vm import BOOT_TIMEOUT, GUESTS, plugvm, run_plugvm, selftests
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
+@pytest.mark.slow
 def test_watchdog_reports_each_kind_of_hang(build):
     rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", "2", "--append", "selftest=watchdog",
                         timeout=3 * BOOT_TIMEOUT)
@@ -42,6 +43,7 @@ TORTURE = ["timer_torture", "wake_torture"]
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
 @pytest.mark.parametrize("ncpus", [2, 4])
+@pytest.mark.slow
 def test_torture_with_cpus_churning_in_the_guest(build, ncpus):
     # The tests churn CPUs themselves (cpu_down/cpu_up of random CPUs) for 4 s.
     rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", f"{ncpus},maxcpus=8", "--append",
@@ -71,6 +73,7 @@ def test_pm_timer_calibration_survives_vcpu_stalls():
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
+@pytest.mark.slow
 def test_torture_under_chaos(build):
     # The same, with the host stalling vCPUs and delaying interrupts (the seed is printed on
     # stderr: the transcript of a failure says how to replay it).
@@ -88,6 +91,7 @@ def cpu_args(core):
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
+@pytest.mark.slow
 def test_torture_while_the_host_adds_and_removes_cpus_under_chaos(tmp_path, build):
     # The torture tests' CPUs churn from outside: 60 device_add/device_del through QMP under
     # --chaos, each answered (ACPI_DEVICE_OST / DEVICE_DELETED), both views agreeing.

@@ -11,6 +11,7 @@ SCHED_TESTS = ["sched_threads", "sched_wake_irq", "sched_wake_ipi", "sched_preem
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
 @pytest.mark.parametrize("ncpus", [1, 4])
+@pytest.mark.slow
 def test_sched_selftests(build, ncpus):
     vm = run_selftests(SCHED_TESTS, "--smp", str(ncpus), build=build)
     # The deliberate sleep with preemption disabled is reported, and the system survives.
@@ -32,6 +33,7 @@ def test_sched_selftests(build, ncpus):
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
+@pytest.mark.slow
 def test_all_selftests_on_8_cpus(build):
     rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", "8", "--append", "selftest=all")
     results = selftests(vm)

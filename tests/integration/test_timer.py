@@ -11,6 +11,7 @@ TIMER_TESTS = ["timer_hrtimer_sleep", "timer_wheel_order", "timer_idle_quiet", "
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
 @pytest.mark.parametrize("ncpus", [1, 4])
+@pytest.mark.slow
 def test_timer_selftests(build, ncpus):
     vm = run_selftests(TIMER_TESTS, "--smp", str(ncpus), build=build)
     # The clock event mode and frequency are printed at boot: plugvm offers TSC-deadline.

@@ -67,33 +67,58 @@ class Vm:
         return (f"command: {' '.join(self.argv)}\n--- stdout ---\n{out}\n--- stderr ---\n{err}"
                 + bt)
 
-    def wait_for(self, pattern, timeout=BOOT_TIMEOUT, stream="stdout"):
-        """Wait until a line of `stream` matches `pattern` (re.search); return the match."""
-        rx = re.compile(pattern)
-        lines = self.stdout if stream == "stdout" else self.stderr
+    def wait_until(self, done, what, timeout=BOOT_TIMEOUT):
+        """Wait until `done()` returns something other than None and return it: `done` is
+        called with the lines' lock held, at once and again as each line of either stream
+        arrives. A kernel bug report, the VM's exit or `timeout` fail the wait (`what` names
+        what was awaited)."""
         deadline = time.monotonic() + timeout
-        seen = 0
         with self._cond:
             while True:
                 # A kernel bug report ends the wait at once: the guest said what is wrong.
                 if any(self.BUG_LINE.match(l) for l in self.stdout[self._bug_seen:]):
-                    raise VmFailure("the guest reported a kernel bug while we waited for "
-                                    f"/{pattern}/\n" + "\n".join(self.bugs()[:20]) + "\n"
+                    raise VmFailure(f"the guest reported a kernel bug while we waited for "
+                                    f"{what}\n" + "\n".join(self.bugs()[:20]) + "\n"
                                     + self.transcript())
                 self._bug_seen = len(self.stdout)
-                while seen < len(lines):
-                    m = rx.search(lines[seen])
-                    seen += 1
-                    if m:
-                        return m
+                result = done()
+                if result is not None:
+                    return result
                 if self.proc.poll() is not None and all(not t.is_alive() for t in self._readers):
-                    raise VmFailure(f"exited ({self.proc.returncode}) before /{pattern}/\n"
+                    raise VmFailure(f"exited ({self.proc.returncode}) before {what}\n"
                                     + self.transcript())
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise VmFailure(f"timed out after {timeout}s waiting for /{pattern}/\n"
+                    raise VmFailure(f"timed out after {timeout}s waiting for {what}\n"
                                     + self.transcript())
                 self._cond.wait(min(left, 0.5))
+
+    def wait_for(self, pattern, timeout=BOOT_TIMEOUT, stream="stdout"):
+        """Wait until a line of `stream` matches `pattern` (re.search); return the match."""
+        rx = re.compile(pattern)
+        lines = self.stdout if stream == "stdout" else self.stderr
+        seen = 0
+
+        def found():
+            nonlocal seen
+            while seen < len(lines):
+                m = rx.search(lines[seen])
+                seen += 1
+                if m:
+                    return m
+            return None
+        return self.wait_until(found, f"/{pattern}/", timeout)
+
+    def wait_count(self, pattern, n, timeout=BOOT_TIMEOUT, stream="stdout"):
+        """Wait until `n` lines of `stream` match `pattern` (a line said again counts
+        again: a guest that boots twice, a CPU added twice); return every match so far."""
+        rx = re.compile(pattern)
+        lines = self.stdout if stream == "stdout" else self.stderr
+
+        def enough():
+            said = [m for m in map(rx.search, lines) if m]
+            return said if len(said) >= n else None
+        return self.wait_until(enough, f"{n}x /{pattern}/", timeout)
 
     def wait_exit(self, timeout=BOOT_TIMEOUT):
         deadline = time.monotonic() + timeout

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * plugvm-latency: cyclictest in a plugvm guest, as one command. Spawns plugvm with the
- * guest's `latency` words, talks QMP (the plugctl connection), prints a progress line a
+ * guest's `latency` words, talks QMP (tools/lib/conn.h), prints a progress line a
  * second, optionally removes and re-adds vCPUs at a rate (device_del / device_add, the path
  * every client uses), then reports in cyclictest's formats, JSON and a gnuplot PNG.
  */
@@ -13,14 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "latency.h"
-#include "tools/plugctl/plugctl.h"
+#include "tools/lib/conn.h"
+#include "tools/lib/events.h"
+#include "tools/lib/json_get.h"
+#include "tools/lib/print.h"
 #include "vmm/version.h"
 
 static const char usage[] =
@@ -49,8 +50,6 @@ static const char usage[] =
     "  --plugvm PATH         the VMM (default: plugvm beside this program)\n"
     "  --console FILE        keep the guest's console and plugvm's stderr there\n"
     "  -h, --help, -V, --version\n";
-
-bool json_out; /* plugctl's connection code asks */
 
 static pid_t vm_pid = -1;
 static volatile sig_atomic_t interrupted; /* SIGINT, SIGTERM: end the run early, report */
@@ -89,7 +88,7 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-/* For die() (plugctl's print.c): every failure ends here, and cleanup() ends the VM. */
+/* For die() (tools/lib/print.h): every failure ends here, and cleanup() ends the VM. */
 const char prog_name[] = "plugvm-latency";
 
 static long num(const char *s, const char *what, long lo, long hi)
@@ -102,11 +101,6 @@ static long num(const char *s, const char *what, long lo, long hi)
 	if (errno || end == s || *end || v < lo || v > hi)
 		die(LAT_EXIT_USAGE, "%s: '%s' is not a number from %ld to %ld", what, s, lo, hi);
 	return v;
-}
-
-long parse_num(const char *s, const char *what)
-{
-	return num(s, what, 0, LONG_MAX);
 }
 
 /* A word of the guest's command line may not hold spaces or quotes. */
@@ -352,28 +346,13 @@ static void sleep_ms(long ms)
 }
 
 /* Connect once plugvm listens (it creates the socket before any vCPU runs). */
-/* True once something listens at `path` (the file appears at bind(), before listen()). */
-static bool listening(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool ok;
-
-	if (fd < 0)
-		die(LAT_EXIT_FAIL, "socket: %s", strerror(errno));
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
-	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-	close(fd);
-	return ok;
-}
-
 static void connect_vm(struct conn *c)
 {
 	char path[96];
 	int64_t deadline = now_ms() + 60000;
 
 	snprintf(path, sizeof(path), "%s/qmp", tmpdir);
-	while (!listening(path)) {
+	while (!conn_listening(path)) {
 		check_vm();
 		if (now_ms() > deadline)
 			die(LAT_EXIT_FAIL, "plugvm did not open its QMP socket within 60 s");

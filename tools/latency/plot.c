@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 
 #include "latency.h"
-#include "tools/plugctl/plugctl.h"
+#include "tools/lib/json_get.h"
 
 static long long count_at(struct json_object *cpu, size_t k)
 {

@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "latency.h"
-#include "tline.h"
-#include "tools/plugctl/plugctl.h"
+#include "tools/lib/json_get.h"
+#include "tools/lib/print.h"
+#include "tools/lib/tline.h"
 
 /* get_i64() as the long long the printf formats below take. */
 static long long gi(struct json_object *o, const char *k)

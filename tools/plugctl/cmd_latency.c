@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "plugctl.h"
-#include "tools/latency/tline.h"
+#include "tools/lib/tline.h"
 
 int cmd_latency(struct conn *c, char **argv)
 {

@@ -3,8 +3,8 @@
  * cyclictest's per-thread summary line, from one entry of QMP query-latency's "cpus": shared
  * by plugvm-latency and `plugctl latency`.
  */
-#ifndef PLUGVM_TOOLS_LATENCY_TLINE_H
-#define PLUGVM_TOOLS_LATENCY_TLINE_H
+#ifndef PLUGVM_TOOLS_LIB_TLINE_H
+#define PLUGVM_TOOLS_LIB_TLINE_H
 
 #include <json-c/json.h>
 #include <stdio.h>

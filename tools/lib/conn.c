@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * plugctl's QMP connection: a raw line buffer over the socket (never a stdio stream in
- * text mode), requests matched to replies by id, events kept until someone waits for them.
+ * A client's QMP connection (see conn.h): a raw line buffer over the socket, never a stdio
+ * stream in text mode.
  */
 #include <errno.h>
 #include <glob.h>
@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugctl.h"
+#include "conn.h"
+#include "print.h"
 
 int64_t now_ms(void)
 {
@@ -151,8 +152,7 @@ struct json_object *conn_wait_event(struct conn *c, bool (*match)(struct json_ob
 	}
 }
 
-/* Someone listens on the Unix socket `path` (a stale file refuses the connection). */
-static bool listening(const char *path)
+bool conn_listening(const char *path)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	int fd, ret;
@@ -184,7 +184,7 @@ const char *conn_default_socket(void)
 	snprintf(pattern, sizeof(pattern), "%s/plugvm-*.qmp", dir);
 	if (glob(pattern, 0, NULL, &g) == 0) {
 		for (j = 0; j < g.gl_pathc && live < 2; j++) {
-			if (!listening(g.gl_pathv[j])) {
+			if (!conn_listening(g.gl_pathv[j])) {
 				stale++;
 				continue;
 			}

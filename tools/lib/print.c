@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * What plugctl prints (and how it dies): strings from the server made safe for a terminal, QMP values as
- * JSON without anything a terminal acts on, and the lookups the commands' tables use.
+ * What a client tool prints and how it dies (see print.h): strings from the server made safe
+ * for a terminal, QMP values as JSON without anything a terminal acts on.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugctl.h"
+#include "print.h"
 #include "vmm/utf8.h"
 
 void die(int status, const char *fmt, ...)
@@ -94,40 +94,4 @@ void print_json(struct json_object *o)
 		}
 	}
 	putchar('\n');
-}
-
-const char *get_str(struct json_object *o, const char *a, const char *b)
-{
-	struct json_object *x;
-
-	if (!json_object_object_get_ex(o, a, &x))
-		return NULL;
-	if (b && !json_object_object_get_ex(x, b, &x))
-		return NULL;
-	return json_object_get_string(x);
-}
-
-int get_int(struct json_object *o, const char *a, const char *b)
-{
-	struct json_object *x;
-
-	if (!json_object_object_get_ex(o, a, &x))
-		return -1;
-	if (b && !json_object_object_get_ex(x, b, &x))
-		return -1;
-	return json_object_get_int(x);
-}
-
-int64_t get_i64(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_int64(v) : 0;
-}
-
-bool get_bool(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) && json_object_get_boolean(v);
 }
