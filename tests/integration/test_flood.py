@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""A guest that floods one channel of plugvm (`selftest=flood flood.kind=K`, issue 25)
+"""A guest that floods one channel of plugvm (`selftest=flood flood.kind=K`)
 cannot stall its main loop: while the guest floods, 99% of QMP `query-status` round trips
 take less than P99_BOUND_S and every one less than MAX_BOUND_S, and SIGTERM ends the VM
 within SIGTERM_BOUND_S; guest-triggered log lines stay within their documented rate limit

@@ -467,7 +467,7 @@ static uint64_t mono_ns(void)
 }
 
 /*
- * Issue 25 A.1: a guest fills its transmitq with 1 MiB buffers of valid events. What the
+ * A guest fills its transmitq with 1 MiB buffers of valid events. What the
  * queue cannot take is counted dropped; the main loop handles at most AGENT_BUDGET of the
  * rest per AGENT_PERIOD_MS (each agent_process() returns within one budget, so QMP and
  * signals get their turn) and is told when to come back; every queued event is handled.
