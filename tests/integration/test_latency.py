@@ -97,6 +97,59 @@ def test_latency_with_churn(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
 
 
+
+def vm_qmp_path(tool_pid, timeout=60.0):
+    """The --qmp path of the plugvm that plugvm-latency `tool_pid` started."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{tool_pid}/task/{tool_pid}/children") as f:
+            for child in f.read().split():
+                with open(f"/proc/{child}/cmdline", "rb") as c:
+                    argv = c.read().decode().split("\0")
+                if "--qmp" in argv:
+                    path = argv[argv.index("--qmp") + 1].removeprefix("unix:")
+                    wait_socket(path, timeout=max(deadline - time.monotonic(), 1))
+                    return path
+        time.sleep(0.05)
+    raise AssertionError("plugvm-latency started no plugvm with --qmp")
+
+
+@pytest.mark.slow
+def test_progress_goes_on_while_a_hotplug_cycle_waits():
+    """The guest paused (QMP stop) while --churn runs: the cycle in flight waits for the
+    guest's answer, and the progress line still comes every second; after cont the cycle
+    completes and the run reports as usual. The 15 s bound is against a hang."""
+    argv = [LATENCY, "--plugvm", PLUGVM, "--kernel", GUESTS["mainline"], "--smp", "2,maxcpus=4",
+            "--duration", "8", "--churn", "200"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    progress = re.compile(r"plugvm-latency: +(\d+)/8 s: ")
+    try:
+        seen, stopped_at = [], None
+        with Qmp(vm_qmp_path(p.pid)) as q:
+            for line in p.stderr:
+                m = progress.match(line)
+                if not m:
+                    continue
+                seen.append(int(m.group(1)))
+                if stopped_at is None:
+                    q.cmd("stop")
+                    stopped_at = time.monotonic()
+                elif len(seen) == 3:
+                    assert q.cmd("query-status")["status"] == "paused"
+                    assert time.monotonic() - stopped_at < 15, seen
+                    q.cmd("cont")
+                    break
+        rest = p.stderr.read()
+        out = p.stdout.read()
+        assert p.wait(timeout=RUN_TIMEOUT) == 0, out + rest
+    finally:
+        p.kill()
+        p.wait()
+    assert seen == [1, 2, 3], seen
+    assert [int(m.group(1)) for m in progress.finditer(rest)] == [4, 5, 6, 7], rest
+    assert re.search(r"^# churn: \d+ hotplug cycles \(remove and re-add\) in 8 s, \d+ removals "
+                     r"refused or late", out, re.M), out + rest
+
 def test_latency_rt_build_with_stress_and_compare(tmp_path):
     """The RT guest under every stress; the plot compares it with a second run."""
     first, second, png = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "cmp.png"

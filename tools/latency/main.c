@@ -368,12 +368,22 @@ struct churn_cpu {
 	char path[96];
 };
 
+enum churn_phase {
+	CHURN_IDLE, /* no cycle in flight */
+	CHURN_REMOVING, /* device_del sent: waiting for DEVICE_DELETED or a failed _OST */
+	CHURN_ADDING, /* device_add sent: waiting for the slot's _OST */
+};
+
 struct churn {
 	struct churn_cpu cpu[16];
 	unsigned n, next;
 	long cycles, failures; /* completed; removals refused or late */
 	const char *type;
 	struct json_object *hp; /* query-hotpluggable-cpus: owns props */
+	enum churn_phase phase;
+	struct churn_cpu *cur; /* the CPU of the cycle in flight */
+	char slot[16]; /* its slot, as match_ost() takes it */
+	int64_t deadline; /* ms: the step in flight fails without an answer by then */
 };
 
 /* The present CPUs but 0 (a measured CPU is removed under its measurement thread). */
@@ -399,48 +409,101 @@ static void churn_init(struct conn *c, struct churn *ch)
 		die(LAT_EXIT_USAGE, "--churn: no CPU but 0 is present (use --smp 2 or more)");
 }
 
-/* Remove the next CPU and add it back, each time waiting for the guest's answer. */
-static void churn_once(struct conn *c, struct churn *ch)
+/*
+ * A churn cycle is two steps, each a request and the guest's answer: device_del until
+ * DEVICE_DELETED (or a failed _OST: a finding, the CPU stays), then device_add until the
+ * slot's _OST. churn_step() sends a request or takes an answer that has arrived, never
+ * waiting past `until`, so the main loop's progress lines keep their second however long
+ * the guest takes (test_latency.py::test_progress_goes_on_while_a_hotplug_cycle_waits).
+ */
+static void churn_send_removal(struct conn *c, struct churn *ch)
+{
+	struct json_object *args = json_object_new_object();
+
+	ch->cur = &ch->cpu[ch->next++ % ch->n];
+	json_object_object_add(args, "id", json_object_new_string(ch->cur->path));
+	json_object_put(conn_cmd(c, "device_del", args));
+	ch->phase = CHURN_REMOVING;
+	ch->deadline = now_ms() + c->timeout_ms;
+}
+
+static void churn_send_add(struct conn *c, struct churn *ch)
 {
 	static const char *const keys[] = { "socket-id", "die-id", "core-id", "thread-id" };
-	struct churn_cpu *cpu = &ch->cpu[ch->next++ % ch->n];
-	struct json_object *args = json_object_new_object(), *ev, *v;
-	char id[32], slot[16];
+	struct json_object *args = json_object_new_object(), *v;
+	char id[32];
 	size_t k;
 
-	json_object_object_add(args, "id", json_object_new_string(cpu->path));
-	json_object_put(conn_cmd(c, "device_del", args));
-	ev = conn_wait_event(c, match_removed, cpu->path);
-	if (!ev)
-		die(LAT_EXIT_FAIL, "--churn: no answer to the removal of CPU %u", cpu->slot);
+	snprintf(id, sizeof(id), "lat-cpu%u", ch->cur->slot);
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		if (json_object_object_get_ex(ch->cur->props, keys[k], &v))
+			json_object_object_add(args, keys[k], json_object_get(v));
+	json_object_object_add(args, "driver", json_object_new_string(ch->type));
+	json_object_object_add(args, "id", json_object_new_string(id));
+	json_object_put(conn_cmd(c, "device_add", args));
+	snprintf(ch->slot, sizeof(ch->slot), "%u", ch->cur->slot);
+	ch->phase = CHURN_ADDING;
+	ch->deadline = now_ms() + c->timeout_ms;
+}
+
+/* The removal's answer: the add follows, or the cycle ends as a finding. */
+static void churn_removed(struct conn *c, struct churn *ch, struct json_object *ev)
+{
 	if (strcmp(get_str(ev, "event", NULL), "DEVICE_DELETED")) {
 		/* A finding, not the end of the run: the CPU stays, the next cycle tries again. */
 		fprintf(stderr,
 			"plugvm-latency: --churn: CPU %u not removed: %s (the guest "
 			"refused, or did not eject it within plugvm's deadline)\n",
-			cpu->slot, get_str(ev, "event", NULL));
+			ch->cur->slot, get_str(ev, "event", NULL));
 		ch->failures++;
-		json_object_put(ev);
+		ch->phase = CHURN_IDLE;
 		return;
 	}
-	json_object_put(ev);
-	snprintf(id, sizeof(id), "lat-cpu%u", cpu->slot);
-	snprintf(slot, sizeof(slot), "%u", cpu->slot);
-	args = json_object_new_object();
-	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		if (json_object_object_get_ex(cpu->props, keys[k], &v))
-			json_object_object_add(args, keys[k], json_object_get(v));
-	json_object_object_add(args, "driver", json_object_new_string(ch->type));
-	json_object_object_add(args, "id", json_object_new_string(id));
-	json_object_put(conn_cmd(c, "device_add", args));
-	ev = conn_wait_event(c, match_ost, slot);
-	if (!ev || get_int(json_object_object_get(json_object_object_get(ev, "data"), "info"),
-			   "status", NULL))
-		die(LAT_EXIT_FAIL, "--churn: the guest did not bring CPU %u back (%s)", cpu->slot,
-		    ev ? "failed" : "no answer");
-	json_object_put(ev);
-	snprintf(cpu->path, sizeof(cpu->path), "/machine/peripheral/%s", id);
+	churn_send_add(c, ch);
+}
+
+static void churn_added(struct churn *ch, struct json_object *ev)
+{
+	if (get_int(json_object_object_get(json_object_object_get(ev, "data"), "info"), "status",
+		    NULL))
+		die(LAT_EXIT_FAIL, "--churn: the guest did not bring CPU %u back (failed)",
+		    ch->cur->slot);
+	snprintf(ch->cur->path, sizeof(ch->cur->path), "/machine/peripheral/lat-cpu%u",
+		 ch->cur->slot);
 	ch->cycles++;
+	ch->phase = CHURN_IDLE;
+}
+
+/*
+ * Move the cycle in flight on by what has arrived until `until` (ms); start a cycle first
+ * when `start` and none is in flight. Returns at `until` at the latest; dies when the guest
+ * does not answer a step within c->timeout_ms.
+ */
+static void churn_step(struct conn *c, struct churn *ch, bool start, int64_t until)
+{
+	struct json_object *ev;
+
+	if (start && ch->phase == CHURN_IDLE)
+		churn_send_removal(c, ch);
+	while (ch->phase != CHURN_IDLE) {
+		int64_t by = until < ch->deadline ? until : ch->deadline;
+
+		if (ch->phase == CHURN_REMOVING)
+			ev = conn_poll_event(c, match_removed, ch->cur->path, by);
+		else
+			ev = conn_poll_event(c, match_ost, ch->slot, by);
+		if (!ev) {
+			if (now_ms() < ch->deadline)
+				return; /* `until` came first: the answer is still to come */
+			die(LAT_EXIT_FAIL, "--churn: no answer to the %s of CPU %u",
+			    ch->phase == CHURN_REMOVING ? "removal" : "re-add", ch->cur->slot);
+		}
+		if (ch->phase == CHURN_REMOVING)
+			churn_removed(c, ch, ev);
+		else
+			churn_added(ch, ev);
+		json_object_put(ev);
+	}
 }
 
 /*
@@ -631,19 +694,27 @@ int main(int argc, char **argv)
 			next_progress += 1000;
 			continue;
 		}
-		if (o.churn_ms && now >= next_churn) {
-			churn_once(&c, &ch);
-			next_churn += o.churn_ms;
-			if (next_churn < now_ms())
-				next_churn = now_ms();
-			continue;
-		}
-		if (o.churn_ms && next_churn < wake)
-			wake = next_churn;
 		if (t0 + o.duration_s * 1000 < wake)
 			wake = t0 + o.duration_s * 1000;
-		sleep_ms(wake > now ? (long)(wake - now) : 1);
+		if (!o.churn_ms) {
+			sleep_ms(wake > now ? (long)(wake - now) : 1);
+			continue;
+		}
+		/* The next cycle starts MS after the last one began, or at once if it ran over. */
+		if (ch.phase == CHURN_IDLE && now < next_churn) {
+			sleep_ms((next_churn < wake ? next_churn : wake) - now);
+			continue;
+		}
+		if (ch.phase == CHURN_IDLE) {
+			next_churn += o.churn_ms;
+			if (next_churn < now)
+				next_churn = now;
+		}
+		churn_step(&c, &ch, true, wake);
 	}
+	/* A cycle in flight is finished, so that every removal counted is answered. */
+	if (o.churn_ms && ch.phase != CHURN_IDLE)
+		churn_step(&c, &ch, false, INT64_MAX);
 	if (interrupted) {
 		o.duration_s = (now_ms() - t0 + 500) / 1000;
 		fprintf(stderr, "plugvm-latency: interrupted: reporting %ld s\n", o.duration_s);

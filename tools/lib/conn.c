@@ -127,8 +127,12 @@ struct json_object *conn_cmd(struct conn *c, const char *name, struct json_objec
 struct json_object *conn_wait_event(struct conn *c, bool (*match)(struct json_object *, void *),
 				    void *arg)
 {
-	int64_t deadline = now_ms() + c->timeout_ms;
+	return conn_poll_event(c, match, arg, now_ms() + c->timeout_ms);
+}
 
+struct json_object *conn_poll_event(struct conn *c, bool (*match)(struct json_object *, void *),
+				    void *arg, int64_t deadline)
+{
 	for (;;) {
 		size_t i;
 		struct json_object *msg;

@@ -72,5 +72,8 @@ struct json_object *conn_cmd(struct conn *c, const char *name, struct json_objec
  */
 struct json_object *conn_wait_event(struct conn *c, bool (*match)(struct json_object *, void *),
 				    void *arg);
+/* conn_wait_event() waiting until `until` (now_ms()'s clock) instead of c->timeout_ms. */
+struct json_object *conn_poll_event(struct conn *c, bool (*match)(struct json_object *, void *),
+				    void *arg, int64_t until);
 
 #endif
