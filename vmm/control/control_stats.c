@@ -14,6 +14,7 @@
 #include "../cpus.h"
 #include "../kvm_stats.h"
 #include "../vm.h"
+#include "control_cpus.h"
 #include "qmp.h"
 
 #define MAX_NAMES 256
