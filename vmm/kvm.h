@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * /dev/kvm and the VM file descriptor: capability checks, memory slots, the in-kernel
- * irqchip. The order of setup follows what KVM charges here (memslots before the irqchip
- * saves a ~7 ms grace period; no PIT saves ~16 ms at exit; see docs/architecture.md).
+ * irqchip. The memory slots are set before the irqchip is created, and there is no PIT: KVM
+ * charges a grace period for a slot set after the irqchip, and a PIT at teardown (the
+ * figures are in docs/design.md's "Where it runs").
  */
 #ifndef PLUGVM_VMM_KVM_H
 #define PLUGVM_VMM_KVM_H

@@ -47,9 +47,10 @@ static const char *syscall_names[MAX_SYSCALL_NR];
 static __thread const char *thread_kind = "new"; /* not entered yet: main's filter */
 /*
  * Each kind's filter, compiled once by the first sandbox_enter(), the main thread's while it
- * runs alone, with the grants made during setup (libseccomp takes
- * ~0.3 ms and mallocs a fresh arena per thread: 64 vCPU threads each compiling their own
- * held a 64-vCPU start back by ~10 ms here); written once, then only read.
+ * runs alone, with the grants made during setup, so that no vCPU thread compiles one (nor
+ * has libseccomp malloc an arena for it) on its way to KVM_RUN: docs/design.md has the
+ * cost. Written once, then only read; a grant after it fails with -EBUSY (test_sandbox.c
+ * test_own_calls_pass_with_their_own_arguments).
  */
 static struct sock_fprog compiled[SANDBOX_NR_KINDS];
 static pthread_once_t compile_once = PTHREAD_ONCE_INIT;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * UTF-8 checks for strings that come from the guest and go to QMP clients and terminals:
- * one decoder, shared by the VMM (agent_str_clean()) and plugctl. Header-only, no state.
+ * one decoder, shared by the VMM (agent_str_clean()) and the tools (tools/lib/print.c).
+ * Header-only, no state.
  */
 #ifndef PLUGVM_VMM_UTF8_H
 #define PLUGVM_VMM_UTF8_H

@@ -109,7 +109,10 @@ int vcpu_create(struct vcpu *v, struct vm *vm, int id, bool boot)
 		if (khz <= 0)
 			log_warn("KVM_GET_TSC_KHZ failed; the guest will calibrate its TSC");
 	}
-	/* CPUID: its thread sets it (vcpu_set_cpuid()), so N vCPUs' ~70 us each overlap. */
+	/*
+	 * CPUID: set by the vCPU's own thread before its first KVM_RUN (vcpu_set_cpuid()), so
+	 * a boot's vCPUs set theirs side by side; test_cpus.c test_spare_vcpus_fallback.
+	 */
 	v->cpuid_set = false;
 	/* KVM's INIT resets most of a vCPU, but not all: keep the power-on state. */
 	v->reset = calloc(1, sizeof(*v->reset));

@@ -26,7 +26,8 @@ struct control_agent {
 	struct agent_states states; /* for names: refreshed on hello and by query-cpuhp-states */
 	/*
 	 * At most one refresh of the table on the guest's initiative: a guest repeating HELLO
-	 * gets one more after the one in flight, not one each (issue 17 A.2).
+	 * gets one more after the one in flight, not one each (test_agent.c
+	 * test_hello_flood_refreshes_once).
 	 */
 	struct op *refresh;
 	bool refresh_again;

@@ -61,7 +61,8 @@ static void trace_done(struct vm *vm, void *ctx, int status, const struct plugvm
 
 /*
  * Tell the guest whether to send every cpuhp callback as a STATE event: only while a client
- * subscribed (each event costs the guest a virtio message: 10-18 ms per hot-add on kvm_pvm).
+ * subscribed, since each event costs the guest a virtio message (bench/README.md has the
+ * cost; test_agent.py test_state_events_only_while_someone_listens).
  * Inside cpuhp-subscribe (`err` set), the command's reply waits for the guest's answer, so
  * the subscriber sees every callback of what it starts next; elsewhere (the guest's HELLO,
  * a STATE event after the last subscriber left) it is sent in the background. Main thread.

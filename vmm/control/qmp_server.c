@@ -155,9 +155,9 @@ int qmp_server_listen(struct qmp_server *s, const char *path)
 	}
 	/*
 	 * The path appears only once we listen: bound under a temporary name, listening, then
-	 * linked into place. A client that waits for the file (tests, libvirt-like tools) and
-	 * connects at once was refused in the window between bind() and listen() on a loaded
-	 * host. link(), unlike rename(), never replaces a socket someone else put there since.
+	 * linked into place, so a client that waits for the file (tests, libvirt-like tools) and
+	 * connects at once is never refused (test_qmp.c test_socket_path_appears_listening).
+	 * link(), unlike rename(), never replaces a socket someone else put there since.
 	 */
 	tmp = strlen(path) + 16 < sizeof(addr.sun_path);
 	if (tmp) {
