@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "domain_xml.h"
+#include "config/config.h"
+#include "config/domain_xml.h"
 #include "exitcode.h"
 #include "fds.h"
 #include "log.h"

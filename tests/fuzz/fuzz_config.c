@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "plugvm_abi.h"
-#include "vmm/config.h"
+#include "vmm/config/config.h"
 
 #define MAX_ARGS 64
 

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "plugvm_abi.h"
-#include "vmm/config.h"
-#include "vmm/domain_xml.h"
+#include "vmm/config/config.h"
+#include "vmm/config/domain_xml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "plugvm_abi.h"
-#include "vmm/config.h"
+#include "vmm/config/config.h"
 
 #define ERRLEN 256
 

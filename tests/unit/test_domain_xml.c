@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "vmm/config.h"
-#include "vmm/domain_xml.h"
+#include "vmm/config/config.h"
+#include "vmm/config/domain_xml.h"
 
 struct loaded {
 	struct vm_config cfg;

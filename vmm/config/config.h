@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt_tune.h"
+#include "../rt_tune.h"
 
 #define CONFIG_DEFAULT_MEM_BYTES (64ull << 20)
 #define CONFIG_MIN_MEM_BYTES	 (4ull << 20)

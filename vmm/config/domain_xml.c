@@ -23,7 +23,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "log.h"
+#include "../log.h"
 #include "plugvm_abi.h"
 
 struct reader {
