@@ -127,56 +127,224 @@ int config_parse_mem(const char *s, uint64_t *out)
 	return 0;
 }
 
-enum opt_id {
-	OPT_SMP,
-	OPT_SPARE_VCPUS,
-	OPT_MEM,
-	OPT_KERNEL,
-	OPT_APPEND,
-	OPT_QMP,
-	OPT_PAUSED,
-	OPT_VIRTIO,
-	OPT_CHAOS,
-	OPT_DOMAIN,
-	OPT_DUMP_ACPI,
-	OPT_SANDBOX,
-	OPT_RUNAS,
-	OPT_VERBOSE,
-	OPT_QUIET,
-	OPT_HELP,
-	OPT_VERSION
-};
-
 enum opt_arg {
 	ARG_NONE, /* a flag */
 	ARG_REQUIRED, /* the next argument, or after '=' */
 	ARG_OPTIONAL, /* only after '=' (--chaos=SPEC): a bare flag never eats the next one */
 };
 
+/*
+ * An option's handler: applies `val` (NULL for a flag, or for an optional value not given)
+ * to cfg. Returns CONFIG_RUN to go on with the next argument, CONFIG_HELP or
+ * CONFIG_VERSION to stop there, or CONFIG_ERROR with err set.
+ */
+typedef enum config_status opt_handler(struct vm_config *cfg, const char *val, char *err,
+				       size_t errlen);
+
+static int replace_str(char **dst, const char *src)
+{
+	char *copy = strdup(src);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+/* *dst = a copy of val; CONFIG_ERROR "out of memory" if it cannot be copied. */
+static enum config_status set_str(char **dst, const char *val, char *err, size_t errlen)
+{
+	if (!replace_str(dst, val))
+		return CONFIG_RUN;
+	config_set_err(err, errlen, "out of memory");
+	return CONFIG_ERROR;
+}
+
+/* A file or directory name: not empty (`what` names it in the error). */
+static enum config_status set_name(char **dst, const char *val, const char *what, char *err,
+				   size_t errlen)
+{
+	if (!*val) {
+		config_set_err(err, errlen, "%s", what);
+		return CONFIG_ERROR;
+	}
+	return set_str(dst, val, err, errlen);
+}
+
+/* "on" or "off" into *off (`flag` names the option in the error). */
+static enum config_status on_off(bool *off, const char *val, const char *flag, char *err,
+				 size_t errlen)
+{
+	if (!strcmp(val, "on") || !strcmp(val, "off")) {
+		*off = !strcmp(val, "off");
+		return CONFIG_RUN;
+	}
+	config_set_err(err, errlen, "%s: '%s' is not on or off", flag, val);
+	return CONFIG_ERROR;
+}
+
+static enum config_status opt_smp(struct vm_config *cfg, const char *val, char *err, size_t errlen)
+{
+	if (config_parse_smp_topo(val, &cfg->nr_cpus, &cfg->max_cpus, &cfg->topo, err, errlen))
+		return CONFIG_ERROR;
+	return CONFIG_RUN;
+}
+
+static enum config_status opt_spare_vcpus(struct vm_config *cfg, const char *val, char *err,
+					  size_t errlen)
+{
+	unsigned long long n;
+
+	if (config_parse_uint(val, strlen(val), PLUGVM_MAX_CPUS, &n)) {
+		config_set_err(err, errlen, "--spare-vcpus: '%s' is not a count of 0..%d", val,
+			       PLUGVM_MAX_CPUS);
+		return CONFIG_ERROR;
+	}
+	cfg->spare_vcpus = (unsigned)n;
+	return CONFIG_RUN;
+}
+
+static enum config_status opt_mem(struct vm_config *cfg, const char *val, char *err, size_t errlen)
+{
+	if (config_parse_mem(val, &cfg->mem_bytes)) {
+		config_set_err(err, errlen, "-m: bad memory size '%s' (e.g. 64M, 1G)", val);
+		return CONFIG_ERROR;
+	}
+	if (cfg->mem_bytes < CONFIG_MIN_MEM_BYTES || cfg->mem_bytes > CONFIG_MAX_MEM_BYTES) {
+		config_set_err(err, errlen, "-m: %s is outside %lluM..%lluG", val,
+			       CONFIG_MIN_MEM_BYTES >> 20, CONFIG_MAX_MEM_BYTES >> 30);
+		return CONFIG_ERROR;
+	}
+	return CONFIG_RUN;
+}
+
+static enum config_status opt_kernel(struct vm_config *cfg, const char *val, char *err,
+				     size_t errlen)
+{
+	return set_name(&cfg->kernel_path, val, "--kernel: empty file name", err, errlen);
+}
+
+static enum config_status opt_append(struct vm_config *cfg, const char *val, char *err,
+				     size_t errlen)
+{
+	if (strlen(val) > CONFIG_MAX_CMDLINE) {
+		config_set_err(err, errlen, "--append: command line longer than %d bytes",
+			       CONFIG_MAX_CMDLINE);
+		return CONFIG_ERROR;
+	}
+	return set_str(&cfg->cmdline, val, err, errlen);
+}
+
+static enum config_status opt_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen)
+{
+	return config_parse_qmp(cfg, val, err, errlen) ? CONFIG_ERROR : CONFIG_RUN;
+}
+
+static enum config_status opt_paused(struct vm_config *cfg, const char *val, char *err,
+				     size_t errlen)
+{
+	(void)val, (void)err, (void)errlen;
+	cfg->start_paused = true;
+	return CONFIG_RUN;
+}
+
+static enum config_status opt_virtio(struct vm_config *cfg, const char *val, char *err,
+				     size_t errlen)
+{
+	return on_off(&cfg->virtio_disabled, val, "--virtio", err, errlen);
+}
+
+static enum config_status opt_chaos(struct vm_config *cfg, const char *val, char *err,
+				    size_t errlen)
+{
+	return config_parse_chaos(&cfg->chaos, val, err, errlen) ? CONFIG_ERROR : CONFIG_RUN;
+}
+
+static enum config_status opt_domain(struct vm_config *cfg, const char *val, char *err,
+				     size_t errlen)
+{
+	return set_name(&cfg->domain_path, val, "--domain: empty file name", err, errlen);
+}
+
+static enum config_status opt_dump_acpi(struct vm_config *cfg, const char *val, char *err,
+					size_t errlen)
+{
+	return set_name(&cfg->acpi_dump_dir, val, "--dump-acpi: empty directory name", err, errlen);
+}
+
+static enum config_status opt_sandbox(struct vm_config *cfg, const char *val, char *err,
+				      size_t errlen)
+{
+	return on_off(&cfg->sandbox_disabled, val, "--sandbox", err, errlen);
+}
+
+static enum config_status opt_runas(struct vm_config *cfg, const char *val, char *err,
+				    size_t errlen)
+{
+	if (!*val || strlen(val) > CONFIG_MAX_USER_NAME) {
+		config_set_err(err, errlen, "--runas: '%s' is not a user name (1-%d bytes)", val,
+			       CONFIG_MAX_USER_NAME);
+		return CONFIG_ERROR;
+	}
+	return set_str(&cfg->runas, val, err, errlen);
+}
+
+static enum config_status opt_verbose(struct vm_config *cfg, const char *val, char *err,
+				      size_t errlen)
+{
+	(void)val, (void)err, (void)errlen;
+	if (cfg->verbosity < 2)
+		cfg->verbosity++;
+	return CONFIG_RUN;
+}
+
+static enum config_status opt_quiet(struct vm_config *cfg, const char *val, char *err,
+				    size_t errlen)
+{
+	(void)val, (void)err, (void)errlen;
+	cfg->verbosity = -1;
+	return CONFIG_RUN;
+}
+
+static enum config_status opt_help(struct vm_config *cfg, const char *val, char *err, size_t errlen)
+{
+	(void)cfg, (void)val, (void)err, (void)errlen;
+	return CONFIG_HELP;
+}
+
+static enum config_status opt_version(struct vm_config *cfg, const char *val, char *err,
+				      size_t errlen)
+{
+	(void)cfg, (void)val, (void)err, (void)errlen;
+	return CONFIG_VERSION;
+}
+
+/* The options: a new one is one line here and one handler above (and a line of usage). */
 struct opt {
 	const char *names[3]; /* without leading dashes */
-	enum opt_id id;
 	enum opt_arg arg;
+	opt_handler *apply;
 };
 
 static const struct opt opts[] = {
-	{ { "smp" }, OPT_SMP, ARG_REQUIRED },
-	{ { "spare-vcpus" }, OPT_SPARE_VCPUS, ARG_REQUIRED },
-	{ { "m", "memory" }, OPT_MEM, ARG_REQUIRED },
-	{ { "kernel" }, OPT_KERNEL, ARG_REQUIRED },
-	{ { "append" }, OPT_APPEND, ARG_REQUIRED },
-	{ { "qmp" }, OPT_QMP, ARG_REQUIRED },
-	{ { "S" }, OPT_PAUSED, ARG_NONE },
-	{ { "virtio" }, OPT_VIRTIO, ARG_REQUIRED },
-	{ { "chaos" }, OPT_CHAOS, ARG_OPTIONAL },
-	{ { "domain" }, OPT_DOMAIN, ARG_REQUIRED },
-	{ { "dump-acpi" }, OPT_DUMP_ACPI, ARG_REQUIRED },
-	{ { "sandbox" }, OPT_SANDBOX, ARG_REQUIRED },
-	{ { "runas" }, OPT_RUNAS, ARG_REQUIRED },
-	{ { "v", "verbose" }, OPT_VERBOSE, ARG_NONE },
-	{ { "q", "quiet" }, OPT_QUIET, ARG_NONE },
-	{ { "h", "help" }, OPT_HELP, ARG_NONE },
-	{ { "V", "version" }, OPT_VERSION, ARG_NONE },
+	{ { "smp" }, ARG_REQUIRED, opt_smp },
+	{ { "spare-vcpus" }, ARG_REQUIRED, opt_spare_vcpus },
+	{ { "m", "memory" }, ARG_REQUIRED, opt_mem },
+	{ { "kernel" }, ARG_REQUIRED, opt_kernel },
+	{ { "append" }, ARG_REQUIRED, opt_append },
+	{ { "qmp" }, ARG_REQUIRED, opt_qmp },
+	{ { "S" }, ARG_NONE, opt_paused },
+	{ { "virtio" }, ARG_REQUIRED, opt_virtio },
+	{ { "chaos" }, ARG_OPTIONAL, opt_chaos },
+	{ { "domain" }, ARG_REQUIRED, opt_domain },
+	{ { "dump-acpi" }, ARG_REQUIRED, opt_dump_acpi },
+	{ { "sandbox" }, ARG_REQUIRED, opt_sandbox },
+	{ { "runas" }, ARG_REQUIRED, opt_runas },
+	{ { "v", "verbose" }, ARG_NONE, opt_verbose },
+	{ { "q", "quiet" }, ARG_NONE, opt_quiet },
+	{ { "h", "help" }, ARG_NONE, opt_help },
+	{ { "V", "version" }, ARG_NONE, opt_version },
 };
 
 static const struct opt *find_opt(const char *name, size_t len)
@@ -200,17 +368,6 @@ static bool names_option(const char *arg)
 		return false;
 	name = arg + 1 + (arg[1] == '-');
 	return find_opt(name, strcspn(name, "=")) != NULL;
-}
-
-static int replace_str(char **dst, const char *src)
-{
-	char *copy = strdup(src);
-
-	if (!copy)
-		return -ENOMEM;
-	free(*dst);
-	*dst = copy;
-	return 0;
 }
 
 int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen)
@@ -287,171 +444,83 @@ enum config_status config_parse(struct vm_config *cfg, int argc, char *const arg
 	return config_apply_args(cfg, argc, argv, err, errlen);
 }
 
+/*
+ * The value of option o given as argv[*i] (`eq`: its '=', or NULL) into *val: after '=',
+ * or for a required value the next argument (*i then moves past it) unless that names an
+ * option. Returns CONFIG_RUN, or CONFIG_ERROR with err set.
+ */
+static enum config_status take_value(const struct opt *o, const char *eq, int argc,
+				     char *const argv[], int *i, const char **val, char *err,
+				     size_t errlen)
+{
+	const char *arg = argv[*i];
+
+	*val = eq ? eq + 1 : NULL;
+	if (o->arg == ARG_NONE && eq) {
+		config_set_err(err, errlen, "option '%.*s' takes no value", (int)(eq - arg), arg);
+		return CONFIG_ERROR;
+	}
+	if (o->arg != ARG_REQUIRED || eq)
+		return CONFIG_RUN;
+	if (*i + 1 < argc && !names_option(argv[*i + 1])) {
+		*val = argv[++*i];
+		return CONFIG_RUN;
+	}
+	if (*i + 1 < argc)
+		config_set_err(err, errlen, "option '%s' needs a value (before '%s')", arg,
+			       argv[*i + 1]);
+	else
+		config_set_err(err, errlen, "option '%s' needs a value", arg);
+	return CONFIG_ERROR;
+}
+
+/* -vv, -vvv: as often as -v (getopt's bundling, for the one flag that counts). */
+static bool bundled_verbose(struct vm_config *cfg, const char *arg)
+{
+	if (arg[1] != 'v' || strspn(arg + 1, "v") != strlen(arg + 1))
+		return false;
+	cfg->verbosity += (int)strlen(arg + 1);
+	if (cfg->verbosity > 2)
+		cfg->verbosity = 2;
+	return true;
+}
+
+/* argv[*i] and its value, if it takes one, applied to cfg (*i then moves past the value). */
+static enum config_status apply_one(struct vm_config *cfg, int argc, char *const argv[], int *i,
+				    char *err, size_t errlen)
+{
+	const char *arg = argv[*i], *name, *val, *eq;
+	const struct opt *o;
+	enum config_status st;
+
+	if (arg[0] != '-' || arg[1] == '\0') {
+		config_set_err(err, errlen, "unexpected argument '%s' (see --help)", arg);
+		return CONFIG_ERROR;
+	}
+	if (bundled_verbose(cfg, arg))
+		return CONFIG_RUN;
+	/* NAME=VALUE after one dash or two (-smp=4, -m=64M, --smp=4). */
+	name = arg + 1 + (arg[1] == '-');
+	eq = strchr(name, '=');
+	o = find_opt(name, eq ? (size_t)(eq - name) : strlen(name));
+	if (!o) {
+		config_set_err(err, errlen, "unknown option '%s' (see --help)", arg);
+		return CONFIG_ERROR;
+	}
+	st = take_value(o, eq, argc, argv, i, &val, err, errlen);
+	return st == CONFIG_RUN ? o->apply(cfg, val, err, errlen) : st;
+}
+
 enum config_status config_apply_args(struct vm_config *cfg, int argc, char *const argv[], char *err,
 				     size_t errlen)
 {
+	enum config_status st;
 	int i;
 
 	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i], *name, *val = NULL, *eq;
-		const struct opt *o;
-		size_t len;
-
-		if (arg[0] != '-' || arg[1] == '\0') {
-			config_set_err(err, errlen, "unexpected argument '%s' (see --help)", arg);
-			return CONFIG_ERROR;
-		}
-		name = arg + 1 + (arg[1] == '-');
-		/* -vv, -vvv: as often as -v (getopt's bundling, for the one flag that counts). */
-		if (arg[1] == 'v' && strspn(arg + 1, "v") == strlen(arg + 1)) {
-			cfg->verbosity += (int)strlen(arg + 1);
-			if (cfg->verbosity > 2)
-				cfg->verbosity = 2;
-			continue;
-		}
-		/* NAME=VALUE after one dash or two (-smp=4, -m=64M, --smp=4). */
-		eq = strchr(name, '=');
-		len = eq ? (size_t)(eq - name) : strlen(name);
-		o = find_opt(name, len);
-		if (!o) {
-			config_set_err(err, errlen, "unknown option '%s' (see --help)", arg);
-			return CONFIG_ERROR;
-		}
-		if (o->arg == ARG_OPTIONAL) {
-			val = eq ? eq + 1 : NULL;
-		} else if (o->arg == ARG_REQUIRED) {
-			if (eq) {
-				val = eq + 1;
-			} else if (i + 1 < argc && !names_option(argv[i + 1])) {
-				val = argv[++i];
-			} else if (i + 1 < argc) {
-				config_set_err(err, errlen,
-					       "option '%s' needs a value (before '%s')", arg,
-					       argv[i + 1]);
-				return CONFIG_ERROR;
-			} else {
-				config_set_err(err, errlen, "option '%s' needs a value", arg);
-				return CONFIG_ERROR;
-			}
-		} else if (eq) {
-			config_set_err(err, errlen, "option '%.*s' takes no value", (int)(eq - arg),
-				       arg);
-			return CONFIG_ERROR;
-		}
-
-		switch (o->id) {
-		case OPT_SMP:
-			if (config_parse_smp_topo(val, &cfg->nr_cpus, &cfg->max_cpus, &cfg->topo,
-						  err, errlen))
-				return CONFIG_ERROR;
-			break;
-		case OPT_SPARE_VCPUS: {
-			unsigned long long n;
-
-			if (config_parse_uint(val, strlen(val), PLUGVM_MAX_CPUS, &n)) {
-				config_set_err(err, errlen,
-					       "--spare-vcpus: '%s' is not a count of 0..%d", val,
-					       PLUGVM_MAX_CPUS);
-				return CONFIG_ERROR;
-			}
-			cfg->spare_vcpus = (unsigned)n;
-			break;
-		}
-		case OPT_MEM:
-			if (config_parse_mem(val, &cfg->mem_bytes)) {
-				config_set_err(err, errlen,
-					       "-m: bad memory size '%s' (e.g. 64M, 1G)", val);
-				return CONFIG_ERROR;
-			}
-			if (cfg->mem_bytes < CONFIG_MIN_MEM_BYTES ||
-			    cfg->mem_bytes > CONFIG_MAX_MEM_BYTES) {
-				config_set_err(err, errlen, "-m: %s is outside %lluM..%lluG", val,
-					       CONFIG_MIN_MEM_BYTES >> 20,
-					       CONFIG_MAX_MEM_BYTES >> 30);
-				return CONFIG_ERROR;
-			}
-			break;
-		case OPT_KERNEL:
-			if (!*val) {
-				config_set_err(err, errlen, "--kernel: empty file name");
-				return CONFIG_ERROR;
-			}
-			if (replace_str(&cfg->kernel_path, val))
-				goto nomem;
-			break;
-		case OPT_APPEND:
-			if (strlen(val) > CONFIG_MAX_CMDLINE) {
-				config_set_err(err, errlen,
-					       "--append: command line longer than %d bytes",
-					       CONFIG_MAX_CMDLINE);
-				return CONFIG_ERROR;
-			}
-			if (replace_str(&cfg->cmdline, val))
-				goto nomem;
-			break;
-		case OPT_PAUSED:
-			cfg->start_paused = true;
-			break;
-		case OPT_VIRTIO:
-			if (!strcmp(val, "on") || !strcmp(val, "off")) {
-				cfg->virtio_disabled = !strcmp(val, "off");
-				break;
-			}
-			config_set_err(err, errlen, "--virtio: '%s' is not on or off", val);
-			return CONFIG_ERROR;
-		case OPT_QMP:
-			if (config_parse_qmp(cfg, val, err, errlen))
-				return CONFIG_ERROR;
-			break;
-		case OPT_CHAOS:
-			if (config_parse_chaos(&cfg->chaos, val, err, errlen))
-				return CONFIG_ERROR;
-			break;
-		case OPT_DOMAIN:
-			if (!*val) {
-				config_set_err(err, errlen, "--domain: empty file name");
-				return CONFIG_ERROR;
-			}
-			if (replace_str(&cfg->domain_path, val))
-				goto nomem;
-			break;
-		case OPT_DUMP_ACPI:
-			if (!*val) {
-				config_set_err(err, errlen, "--dump-acpi: empty directory name");
-				return CONFIG_ERROR;
-			}
-			if (replace_str(&cfg->acpi_dump_dir, val))
-				goto nomem;
-			break;
-		case OPT_SANDBOX:
-			if (!strcmp(val, "on") || !strcmp(val, "off")) {
-				cfg->sandbox_disabled = !strcmp(val, "off");
-				break;
-			}
-			config_set_err(err, errlen, "--sandbox: '%s' is not on or off", val);
-			return CONFIG_ERROR;
-		case OPT_RUNAS:
-			if (!*val || strlen(val) > CONFIG_MAX_USER_NAME) {
-				config_set_err(err, errlen,
-					       "--runas: '%s' is not a user name (1-%d bytes)", val,
-					       CONFIG_MAX_USER_NAME);
-				return CONFIG_ERROR;
-			}
-			if (replace_str(&cfg->runas, val))
-				goto nomem;
-			break;
-		case OPT_VERBOSE:
-			if (cfg->verbosity < 2)
-				cfg->verbosity++;
-			break;
-		case OPT_QUIET:
-			cfg->verbosity = -1;
-			break;
-		case OPT_HELP:
-			return CONFIG_HELP;
-		case OPT_VERSION:
-			return CONFIG_VERSION;
-		}
+		st = apply_one(cfg, argc, argv, &i, err, errlen);
+		if (st != CONFIG_RUN)
+			return st;
 	}
 	if (cfg->start_paused && cfg->qmp_disabled) {
 		config_set_err(err, errlen,
@@ -459,12 +528,9 @@ enum config_status config_apply_args(struct vm_config *cfg, int argc, char *cons
 			       "vCPUs");
 		return CONFIG_ERROR;
 	}
-	if (!cfg->cmdline && replace_str(&cfg->cmdline, ""))
-		goto nomem;
+	if (!cfg->cmdline)
+		return set_str(&cfg->cmdline, "", err, errlen);
 	return CONFIG_RUN;
-nomem:
-	config_set_err(err, errlen, "out of memory");
-	return CONFIG_ERROR;
 }
 
 void config_free(struct vm_config *cfg)
