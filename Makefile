@@ -35,7 +35,8 @@ endif
 # The core at the top of vmm/, the devices in vmm/devices/, the control plane (QMP, the
 # guest agent) in vmm/control/, x86 specifics in vmm/x86/.
 # The configuration readers (flags, -smp, --chaos, --domain) in vmm/config/.
-VMM_CONFIG_SRCS := $(addprefix vmm/config/,config.c config_smp.c config_chaos.c)
+VMM_CONFIG_SRCS := $(addprefix vmm/config/,config.c config_smp.c config_chaos.c \
+	config_validate.c)
 VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domain_xml_cpus.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c bus.c \
 	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c fds.c) $(VMM_CONFIG_SRCS) \

@@ -440,8 +440,13 @@ void config_defaults(struct vm_config *cfg)
 enum config_status config_parse(struct vm_config *cfg, int argc, char *const argv[], char *err,
 				size_t errlen)
 {
+	enum config_status st;
+
 	config_defaults(cfg);
-	return config_apply_args(cfg, argc, argv, err, errlen);
+	st = config_apply_args(cfg, argc, argv, err, errlen);
+	if (st == CONFIG_RUN && config_validate(cfg, err, errlen))
+		return CONFIG_ERROR;
+	return st;
 }
 
 /*
@@ -521,12 +526,6 @@ enum config_status config_apply_args(struct vm_config *cfg, int argc, char *cons
 		st = apply_one(cfg, argc, argv, &i, err, errlen);
 		if (st != CONFIG_RUN)
 			return st;
-	}
-	if (cfg->start_paused && cfg->qmp_disabled) {
-		config_set_err(err, errlen,
-			       "-S with --qmp none: nothing could ever send `cont` to start the "
-			       "vCPUs");
-		return CONFIG_ERROR;
 	}
 	if (!cfg->cmdline)
 		return set_str(&cfg->cmdline, "", err, errlen);
