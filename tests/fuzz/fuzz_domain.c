@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: vmm/domain_xml.c, the libvirt domain document reader (plugvm --domain).
+ * libFuzzer target: vmm/config/domain_xml*.c, the libvirt domain document reader (plugvm --domain).
  * The input is the document, read through a memfd's /proc path as plugvm reads a file. An
  * accepted document must give a configuration inside the documented limits (CPUs, memory,
  * the vCPUs hot-added at start, the strings' bounds); a refused one must say why.

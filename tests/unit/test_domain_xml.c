@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vmm/domain_xml.c: what a libvirt domain document sets in struct
+ * Unit tests for vmm/config/domain_xml*.c: what a libvirt domain document sets in struct
  * vm_config, the refusals (malformed XML, wrong root, missing kernel, current > max, an
  * unsupported element, bad <vcpus>), sizes with units, and rt_tune.c's cpuset syntax.
  * Negative tests check the status and that the message names the problem.
