@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config/config.h"
 
 struct chaos;
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "domain_xml.h"
+#include "config/config.h"
+#include "config/domain_xml.h"
 #include "exitcode.h"
 #include "fds.h"
 #include "log.h"
@@ -81,18 +81,8 @@ int main(int argc, char **argv)
 			ret = -EINVAL;
 		config_free(&cfg);
 		cfg = doc;
-		/* An --smp over the document must still leave room for <vcpus>' hot-adds. */
-		for (unsigned i = 0; !ret && i < cfg.nr_start_hotplug; i++)
-			if (cfg.start_hotplug[i] < cfg.nr_cpus ||
-			    cfg.start_hotplug[i] >= cfg.max_cpus) {
-				snprintf(
-				    err, sizeof(err),
-				    "%s: <vcpus> hot-adds vCPU %u at start, which --smp %u,maxcpus=%u "
-				    "makes a boot CPU or takes away",
-				    cfg.domain_path, cfg.start_hotplug[i], cfg.nr_cpus,
-				    cfg.max_cpus);
-				ret = -EINVAL;
-			}
+		if (!ret && config_validate(&cfg, err, sizeof(err)))
+			ret = -EINVAL;
 		if (ret) {
 			log_error("%s", err);
 			config_free(&cfg);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libvirt's real-time guest knobs (<cputune> vcpupin/emulatorpin/vcpusched, <memoryBacking>
- * <locked/>), parsed by domain_xml.c and applied here: the emulator's threads (the main
+ * <locked/>), parsed by config/domain_xml_cpus.c and applied here: the emulator's threads (the main
  * thread and every thread it starts) keep the emulator pin; each vCPU thread sets its own pin
  * and scheduling policy before its first KVM_RUN, on every start (boot, hot-add, re-add).
  */

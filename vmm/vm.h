@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "bus.h"
-#include "config.h"
+#include "config/config.h"
 #include "kvm.h"
 #include "mem.h"
 #include "x86/cpu.h"

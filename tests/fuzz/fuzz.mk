@@ -29,7 +29,7 @@ FUZZ_fuzz_hotplug_SRCS := vmm/devices/acpi_cpu_hotplug.c vmm/devices/direct_star
 FUZZ_fuzz_agent_SRCS := $(VMM_AGENT_SRCS) $(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_agent_LIBS := -ljson-c
 FUZZ_fuzz_latency_SRCS := vmm/devices/latency.c vmm/devices/pv_port.c vmm/bus.c vmm/mem.c vmm/log.c
-FUZZ_fuzz_domain_SRCS := vmm/domain_xml.c vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/log.c
+FUZZ_fuzz_domain_SRCS := $(VMM_DOMAIN_SRCS) vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/log.c
 FUZZ_fuzz_domain_CFLAGS := $(shell pkg-config --cflags libxml-2.0)
 FUZZ_fuzz_domain_LIBS := -lxml2
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: vmm/config.c. The input, split on NUL bytes, is argv[1..]; each piece
+ * libFuzzer target: vmm/config/config.c. The input, split on NUL bytes, is argv[1..]; each piece
  * also goes to config_parse_mem(), config_parse_smp() and config_parse_chaos() directly. A
  * successful parse must respect the documented limits, and every refusal must carry a
  * message; a chaos spec's printed form must parse back to itself.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "plugvm_abi.h"
-#include "vmm/config.h"
+#include "vmm/config/config.h"
 
 #define MAX_ARGS 64
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: vmm/domain_xml.c, the libvirt domain document reader (plugvm --domain).
+ * libFuzzer target: vmm/config/domain_xml*.c, the libvirt domain document reader (plugvm --domain).
  * The input is the document, read through a memfd's /proc path as plugvm reads a file. An
  * accepted document must give a configuration inside the documented limits (CPUs, memory,
  * the vCPUs hot-added at start, the strings' bounds); a refused one must say why.
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "plugvm_abi.h"
-#include "vmm/config.h"
-#include "vmm/domain_xml.h"
+#include "vmm/config/config.h"
+#include "vmm/config/domain_xml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,7 +21,7 @@
 
 #include "plugvm_abi.h"
 #include "vmm/bus.h"
-#include "vmm/config.h"
+#include "vmm/config/config.h"
 #include "vmm/devices/acpi_cpu_hotplug.h"
 #include "vmm/devices/direct_start.h"
 #include "vmm/devices/hotplug_report.h"

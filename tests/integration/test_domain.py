@@ -162,6 +162,28 @@ def test_flags_override_the_document(tmp_path):
     assert vm.lines(r"<devices><memballoon>: ignored", stream="stderr"), vm.transcript()
 
 
+HOTADD = GOOD.replace("<vcpu current='1'>3</vcpu>", "<vcpu current='2'>3</vcpu><vcpus>"
+                      "<vcpu id='0' enabled='yes' hotpluggable='no'/><vcpu id='1' enabled='no'/>"
+                      "<vcpu id='2' enabled='yes' hotpluggable='yes'/></vcpus>")
+QMP_NONE = GOOD.replace("</os>", "</os><metadata><plugvm:plugvm xmlns:plugvm="
+                        "'https://plugvm.dev/xmlns/domain/1'><plugvm:qmp path='none'/>"
+                        "</plugvm:plugvm></metadata>")
+
+
+@pytest.mark.parametrize("text,flags,message", [
+    (QMP_NONE, ["-S"], r"-S with --qmp none: nothing could ever send `cont`"),
+    (HOTADD, ["--smp", "3,maxcpus=3", "--qmp", "none"],
+     r"d\.xml: <vcpus> hot-adds vCPU 2 at start, which --smp 3,maxcpus=3 makes a boot CPU"),
+    (HOTADD, ["--smp", "1,maxcpus=2", "--qmp", "none"],
+     r"hot-adds vCPU 2 at start, which --smp 1,maxcpus=2 makes a boot CPU or takes away"),
+])
+def test_the_document_and_the_flags_are_checked_together(tmp_path, text, flags, message):
+    # Each part alone is valid; only the whole configuration breaks a rule.
+    rc, vm = run_plugvm("--domain", _write(tmp_path, text % GUEST), *flags)
+    assert rc == 2, vm.transcript()
+    assert vm.lines(message, stream="stderr"), vm.transcript()
+
+
 def test_serial_file_takes_the_console(tmp_path):
     log = tmp_path / "serial.log"
     doc = (GOOD % GUEST).replace("</os>", f"</os><devices><serial type='file'><source path='"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-# vmm/domain_xml.c: libvirt domain documents into struct vm_config (libxml2), with the RT
+# vmm/config/domain_xml*.c: libvirt domain documents into struct vm_config (libxml2), with the RT
 # knobs' cpuset syntax (vmm/rt_tune.c).
 UNIT_TESTS += test_domain_xml
-UNIT_test_domain_xml_SRCS := vmm/domain_xml.c vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/log.c
+UNIT_test_domain_xml_SRCS := $(VMM_DOMAIN_SRCS) vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/log.c
 UNIT_test_domain_xml_CFLAGS := $(shell pkg-config --cflags libxml-2.0)
 UNIT_test_domain_xml_LIBS := -lxml2

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "vmm/chaos.h"
-#include "vmm/config.h"
+#include "vmm/config/config.h"
 
 #define MAX_CHANGES 8192
 

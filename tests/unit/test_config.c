@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vmm/config.c: config_parse (flag spellings, defaults, help/version,
- * errors), config_parse_mem (suffixes, limits), config_parse_smp (QEMU's -smp syntax) and
+ * Unit tests for vmm/config/: config_parse (flag spellings, defaults, help/version,
+ * errors), config_validate (the rules between fields), config_parse_mem (suffixes, limits), config_parse_smp (QEMU's -smp syntax) and
  * config_parse_chaos / config_format_chaos (--chaos's spec).
  * Negative tests check the status and that the message names the problem.
  */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "plugvm_abi.h"
-#include "vmm/config.h"
+#include "vmm/config/config.h"
 
 #define ERRLEN 256
 
@@ -738,6 +738,40 @@ static void test_chaos_errors(void **state)
 	chaos_bad("start=99999999999999999999s", "exceeds 1s");
 }
 
+/*
+ * config_validate() on a whole configuration as the flags and a --domain document leave it:
+ * -S needs a socket, and <vcpus>' start hot-adds stay in nr_cpus..max_cpus-1 whatever --smp
+ * says; config_apply_args() alone (the flags over a document) does not check them.
+ */
+static void test_validate(void **state)
+{
+	char *argv[] = { "plugvm", "-S", "--smp", "2,maxcpus=4", NULL };
+	unsigned slots[2] = { 2, 3 };
+	char err[ERRLEN] = "";
+	struct vm_config cfg;
+
+	(void)state;
+	config_defaults(&cfg);
+	cfg.qmp_disabled = true; /* as <plugvm:qmp path='none'/> leaves it */
+	cfg.start_hotplug = slots;
+	cfg.nr_start_hotplug = 2;
+	cfg.domain_path = "vm.xml";
+	assert_int_equal(config_apply_args(&cfg, 4, argv, err, sizeof(err)), CONFIG_RUN);
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "-S with --qmp none: nothing could ever send `cont`");
+	cfg.start_paused = false;
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), 0);
+	cfg.nr_cpus = 3; /* --smp 3,maxcpus=4: slot 2 would boot */
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "vm.xml: <vcpus> hot-adds vCPU 2 at start, which --smp 3,maxcpus=4 "
+			     "makes a boot CPU or takes away");
+	cfg.nr_cpus = 1;
+	cfg.max_cpus = 3; /* --smp 1,maxcpus=3: slot 3 is gone */
+	assert_int_equal(config_validate(&cfg, err, sizeof(err)), -EINVAL);
+	assert_contains(err, "hot-adds vCPU 3 at start, which --smp 1,maxcpus=3");
+	free(cfg.cmdline);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -752,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_smp_topology),	 cmocka_unit_test(test_sandbox_runas),
 		cmocka_unit_test(test_spare_vcpus),	 cmocka_unit_test(test_chaos_flag),
 		cmocka_unit_test(test_chaos_values),	 cmocka_unit_test(test_chaos_errors),
+		cmocka_unit_test(test_validate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests for vmm/domain_xml.c: what a libvirt domain document sets in struct
+ * Unit tests for vmm/config/domain_xml*.c: what a libvirt domain document sets in struct
  * vm_config, the refusals (malformed XML, wrong root, missing kernel, current > max, an
  * unsupported element, bad <vcpus>), sizes with units, and rt_tune.c's cpuset syntax.
  * Negative tests check the status and that the message names the problem.
@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "vmm/config.h"
-#include "vmm/domain_xml.h"
+#include "vmm/config/config.h"
+#include "vmm/config/domain_xml.h"
 
 struct loaded {
 	struct vm_config cfg;

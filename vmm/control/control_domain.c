@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "../config.h"
+#include "../config/config.h"
 #include "../vm.h"
 
 static void add_str(struct json_object *o, const char *key, const char *val)

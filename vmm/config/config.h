@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt_tune.h"
+#include "../rt_tune.h"
 
 #define CONFIG_DEFAULT_MEM_BYTES (64ull << 20)
 #define CONFIG_MIN_MEM_BYTES	 (4ull << 20)
@@ -100,20 +100,30 @@ enum config_status {
 void config_defaults(struct vm_config *cfg);
 
 /*
- * Apply argv's flags over cfg as it is (config_parse() without the reset): how the flags
- * override a --domain document. Same returns and ownership as config_parse().
+ * Apply argv's flags over cfg as it is (config_parse() without the reset and without
+ * config_validate()): how the flags override a --domain document. Same returns and
+ * ownership as config_parse().
  */
 enum config_status config_apply_args(struct vm_config *cfg, int argc, char *const argv[], char *err,
 				     size_t errlen);
 
 /*
- * Parse argv into cfg (which is reset to defaults first). Returns the status; on
+ * Parse argv into cfg (which is reset to defaults first), then config_validate() it.
+ * Returns the status; on
  * CONFIG_ERROR `err` holds a message naming the offending flag and value. The caller owns
  * cfg's strings and frees them with config_free() whatever the status.
  */
 enum config_status config_parse(struct vm_config *cfg, int argc, char *const argv[], char *err,
 				size_t errlen);
 void config_free(struct vm_config *cfg);
+
+/*
+ * The rules between fields of a whole configuration, once every reader has filled it
+ * (config_validate.c): -S needs a control socket; <vcpus>' start hot-adds lie in
+ * nr_cpus..max_cpus-1 (a --smp over the document may move them). Returns 0 or -EINVAL with
+ * err set. Guarded by test_config.c: test_validate.
+ */
+int config_validate(const struct vm_config *cfg, char *err, size_t errlen);
 
 /*
  * "64M", "1G", "65536K", "512" (MiB, as QEMU's -m): bytes in *out. Returns 0 or -EINVAL
