@@ -137,10 +137,12 @@ GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,printk.c bug.c cmdline.c mm.c pan
 GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c acpi_cpu_hotplug.c acpi_hotplug.c \
 	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
-	selftest_sched.c selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c \
-	selftest_watchdog.c selftest_torture.c selftest_hostile.c selftest_flood.c agent_service.c \
-	workload.c cyclic.c latency_stress.c)
-# Link order is the order of the linker-section tables (command-line words, self-tests).
+	selftest_sched.c selftest_timer_cpus.c selftest_timer.c selftest_cpuhp.c \
+	selftest_hotplug.c selftest_virtio.c selftest_watchdog.c \
+	selftest_torture.c selftest_hostile.c selftest_flood.c agent_service.c workload.c cyclic.c \
+	latency_stress.c)
+# Link order is the order of the linker-section tables (command-line words, self-tests); GCC
+# emits one file's entries last-defined first, so a file split in two links its second half first.
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_INIT_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) \
 	$(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
