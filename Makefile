@@ -137,8 +137,8 @@ GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,printk.c bug.c cmdline.c mm.c pan
 GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c acpi_cpu_hotplug.c acpi_hotplug.c \
 	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
-	selftest_sched.c selftest_timer_cpus.c selftest_timer.c selftest_cpuhp.c \
-	selftest_hotplug.c selftest_virtio.c selftest_watchdog.c \
+	selftest_sched.c selftest_timer_cpus.c selftest_timer.c selftest_cpuhp_walk.c \
+	selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c selftest_watchdog.c \
 	selftest_torture.c selftest_hostile.c selftest_flood.c agent_service.c workload.c cyclic.c \
 	latency_stress.c)
 # Link order is the order of the linker-section tables (command-line words, self-tests); GCC
