@@ -96,7 +96,7 @@ $(B)/plugctl: $(PLUGCTL_OBJS) $(CLIENT_LIB)
 -include $(PLUGCTL_OBJS:.o=.d)
 
 # plugvm-latency: cyclictest in a guest as one command (tools/latency/).
-LATENCY_SRCS := $(addprefix tools/latency/,main.c report.c plot.c host.c)
+LATENCY_SRCS := $(addprefix tools/latency/,main.c churn.c report.c plot.c host.c)
 LATENCY_OBJS := $(LATENCY_SRCS:%.c=$(B)/%.o)
 
 $(B)/plugvm-latency: $(LATENCY_OBJS) $(CLIENT_LIB)
