@@ -285,6 +285,8 @@ check-static:
 	$(Q)/usr/bin/python3 scripts/check-docs.py
 	@echo "  CHECK   comments"
 	$(Q)bash scripts/check-comments.sh
+	@echo "  CHECK   file and function sizes"
+	$(Q)/usr/bin/python3 scripts/check-sizes.py
 	@echo "  CHECK   clang-format"
 	$(Q)clang-format --dry-run -Werror $(FORMAT_FILES)
 	@echo "  CHECK   cppcheck"
