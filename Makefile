@@ -100,7 +100,7 @@ $(B)/plugctl: $(PLUGCTL_OBJS) $(CLIENT_LIB)
 -include $(PLUGCTL_OBJS:.o=.d)
 
 # plugvm-latency: cyclictest in a guest as one command (tools/latency/).
-LATENCY_SRCS := $(addprefix tools/latency/,main.c report.c plot.c host.c)
+LATENCY_SRCS := $(addprefix tools/latency/,main.c churn.c report.c plot.c host.c)
 LATENCY_OBJS := $(LATENCY_SRCS:%.c=$(B)/%.o)
 
 $(B)/plugvm-latency: $(LATENCY_OBJS) $(CLIENT_LIB)
@@ -141,10 +141,12 @@ GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,printk.c bug.c cmdline.c mm.c pan
 GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c acpi_cpu_hotplug.c acpi_hotplug.c \
 	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
-	selftest_sched.c selftest_timer.c selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c \
-	selftest_watchdog.c selftest_torture.c selftest_hostile.c selftest_flood.c agent_service.c \
-	workload.c cyclic.c latency_stress.c)
-# Link order is the order of the linker-section tables (command-line words, self-tests).
+	selftest_sched.c selftest_timer_cpus.c selftest_timer.c selftest_cpuhp_walk.c \
+	selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c selftest_watchdog.c \
+	selftest_torture.c selftest_hostile.c selftest_flood.c agent_service.c workload.c cyclic.c \
+	latency_stress.c)
+# Link order is the order of the linker-section tables (command-line words, self-tests); GCC
+# emits one file's entries last-defined first, so a file split in two links its second half first.
 GUEST_SRCS := $(GUEST_ARCH_SRCS) $(GUEST_INIT_SRCS) $(GUEST_KERNEL_SRCS) $(GUEST_DRIVER_SRCS) \
 	$(GUEST_APP_SRCS)
 # Guest variants, each with its own objects: the default build (build/guest.elf) and the RT
@@ -287,6 +289,8 @@ check-static:
 	$(Q)/usr/bin/python3 scripts/check-docs.py
 	@echo "  CHECK   comments"
 	$(Q)bash scripts/check-comments.sh
+	@echo "  CHECK   file and function sizes"
+	$(Q)/usr/bin/python3 scripts/check-sizes.py
 	@echo "  CHECK   clang-format"
 	$(Q)clang-format --dry-run -Werror $(FORMAT_FILES)
 	@echo "  CHECK   cppcheck"

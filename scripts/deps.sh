@@ -13,7 +13,8 @@ PACKAGES=(
 	qemu-system-x86
 	libvirt-daemon-system libvirt-clients
 	# analysis, fuzzing, benchmarks, plots
-	cppcheck clang clang-format libclang-rt-14-dev valgrind gnuplot-nox acpica-tools rt-tests
+	cppcheck clang clang-format universal-ctags libclang-rt-14-dev valgrind gnuplot-nox \
+	acpica-tools rt-tests
 )
 
 # One dpkg-query; packages dpkg has never heard of are simply not listed as installed.

@@ -165,108 +165,130 @@ static void put_number(struct out *o, uint64_t v, const char *prefix, unsigned b
 		put(o, ' ');
 }
 
+/* A conversion's flags, width, precision and length ("%-08.3lx": left, '0', 8, 3, 1). */
+struct conv_spec {
+	bool left, alt;
+	char pad;
+	int width, precision, lng;
+};
+
+/* Read the flags, width, precision and length after a '%'; returns where the conversion is. */
+static const char *parse_spec(const char *fmt, struct conv_spec *sp, va_list *ap)
+{
+	*sp = (struct conv_spec){ .pad = ' ', .precision = -1 };
+	for (;; fmt++) {
+		if (*fmt == '-')
+			sp->left = true;
+		else if (*fmt == '#')
+			sp->alt = true;
+		else if (*fmt == '0')
+			sp->pad = '0';
+		else
+			break;
+	}
+	if (*fmt == '*') {
+		sp->width = va_arg(*ap, int);
+		fmt++;
+	} else {
+		while (*fmt >= '0' && *fmt <= '9')
+			sp->width = sp->width * 10 + (*fmt++ - '0');
+	}
+	if (*fmt == '.') {
+		fmt++;
+		sp->precision = 0;
+		if (*fmt == '*') {
+			sp->precision = va_arg(*ap, int);
+			fmt++;
+		} else {
+			while (*fmt >= '0' && *fmt <= '9')
+				sp->precision = sp->precision * 10 + (*fmt++ - '0');
+		}
+	}
+	while (*fmt == 'l' || *fmt == 'z' || *fmt == 'h') {
+		if (*fmt != 'h')
+			sp->lng++;
+		fmt++;
+	}
+	if (sp->left)
+		sp->pad = ' ';
+	return fmt;
+}
+
+/* Print one conversion `conv` (not '\0'); an unknown one is printed as it was written. */
+static void put_conversion(struct out *o, char conv, const struct conv_spec *sp, va_list *ap)
+{
+	bool upper, neg;
+	unsigned base;
+	uint64_t v;
+
+	switch (conv) {
+	case 'd':
+	case 'i': {
+		int64_t s = sp->lng ? va_arg(*ap, int64_t) : va_arg(*ap, int);
+
+		neg = s < 0;
+		v = neg ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
+		put_number(o, v, neg ? "-" : "", 10, false, sp->width, sp->left, sp->pad,
+			   sp->precision);
+		break;
+	}
+	case 'u':
+	case 'x':
+	case 'X':
+		base = conv == 'u' ? 10 : 16;
+		upper = conv == 'X';
+		v = sp->lng ? va_arg(*ap, uint64_t) : va_arg(*ap, unsigned int);
+		put_number(o, v, sp->alt && base == 16 && v ? (upper ? "0X" : "0x") : "", base,
+			   upper, sp->width, sp->left, sp->pad, sp->precision);
+		break;
+	case 'p':
+		put_number(o, (uint64_t)(uintptr_t)va_arg(*ap, void *), "0x", 16, false, sp->width,
+			   sp->left, sp->pad, sp->precision);
+		break;
+	case 'c': {
+		char c = (char)va_arg(*ap, int);
+
+		put_padded(o, &c, 1, sp->width, sp->left, ' ');
+		break;
+	}
+	case 's': {
+		const char *s = va_arg(*ap, const char *);
+
+		if (!s)
+			s = "(null)";
+		put_padded(o, s, sp->precision >= 0 ? strnlen(s, (size_t)sp->precision) : strlen(s),
+			   sp->width, sp->left, ' ');
+		break;
+	}
+	case '%':
+		put(o, '%');
+		break;
+	default:
+		put(o, '%');
+		put(o, conv);
+		break;
+	}
+}
+
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
 	struct out o = { buf, size, 0 };
+	struct conv_spec spec;
+	va_list args;
 
+	/* A copy the steps can share by address (a va_list parameter may be an array). */
+	va_copy(args, ap);
 	for (; *fmt; fmt++) {
-		bool left = false, upper = false, alt = false, neg;
-		char pad = ' ';
-		int width = 0, precision = -1, lng = 0;
-		uint64_t v;
-		unsigned base;
-
 		if (*fmt != '%') {
 			put(&o, *fmt);
 			continue;
 		}
-		fmt++;
-		for (;; fmt++) {
-			if (*fmt == '-')
-				left = true;
-			else if (*fmt == '#')
-				alt = true;
-			else if (*fmt == '0')
-				pad = '0';
-			else
-				break;
-		}
-		if (*fmt == '*') {
-			width = va_arg(ap, int);
-			fmt++;
-		} else {
-			while (*fmt >= '0' && *fmt <= '9')
-				width = width * 10 + (*fmt++ - '0');
-		}
-		if (*fmt == '.') {
-			fmt++;
-			precision = 0;
-			if (*fmt == '*') {
-				precision = va_arg(ap, int);
-				fmt++;
-			} else {
-				while (*fmt >= '0' && *fmt <= '9')
-					precision = precision * 10 + (*fmt++ - '0');
-			}
-		}
-		while (*fmt == 'l' || *fmt == 'z' || *fmt == 'h') {
-			if (*fmt != 'h')
-				lng++;
-			fmt++;
-		}
-		if (left)
-			pad = ' ';
-		switch (*fmt) {
-		case 'd':
-		case 'i': {
-			int64_t s = lng ? va_arg(ap, int64_t) : va_arg(ap, int);
-
-			neg = s < 0;
-			v = neg ? (uint64_t)0 - (uint64_t)s : (uint64_t)s;
-			put_number(&o, v, neg ? "-" : "", 10, false, width, left, pad, precision);
-			break;
-		}
-		case 'u':
-		case 'x':
-		case 'X':
-			base = *fmt == 'u' ? 10 : 16;
-			upper = *fmt == 'X';
-			v = lng ? va_arg(ap, uint64_t) : va_arg(ap, unsigned int);
-			put_number(&o, v, alt && base == 16 && v ? (upper ? "0X" : "0x") : "", base,
-				   upper, width, left, pad, precision);
-			break;
-		case 'p':
-			put_number(&o, (uint64_t)(uintptr_t)va_arg(ap, void *), "0x", 16, false,
-				   width, left, pad, precision);
-			break;
-		case 'c': {
-			char c = (char)va_arg(ap, int);
-
-			put_padded(&o, &c, 1, width, left, ' ');
-			break;
-		}
-		case 's': {
-			const char *s = va_arg(ap, const char *);
-
-			if (!s)
-				s = "(null)";
-			put_padded(&o, s,
-				   precision >= 0 ? strnlen(s, (size_t)precision) : strlen(s),
-				   width, left, ' ');
-			break;
-		}
-		case '%':
-			put(&o, '%');
-			break;
-		case '\0':
-			fmt--;
-			break;
-		default:
-			put(&o, '%');
-			put(&o, *fmt);
-			break;
-		}
+		fmt = parse_spec(fmt + 1, &spec, &args);
+		if (!*fmt)
+			break; /* a '%' ending the format prints nothing */
+		put_conversion(&o, *fmt, &spec, &args);
 	}
+	va_end(args);
 	if (size)
 		buf[o.len < size ? o.len : size - 1] = '\0';
 	return (int)o.len;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plugvm-latency's parts: the run (main.c: options, plugvm, churn, progress), the reports
+ * plugvm-latency's parts: the run (main.c: options, plugvm, progress), the vCPU churn
+ * (churn.c), the reports
  * (report.c: cyclictest lines, the -h histogram, percentiles, outliers, JSON), the plot
  * (plot.c, gnuplot) and rt-tests' cyclictest on the host (host.c). Exit status 0 done,
  * 1 the run failed, 2 bad usage.
@@ -12,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+struct conn; /* tools/lib/conn.h */
 
 #define LAT_EXIT_FAIL  1
 #define LAT_EXIT_USAGE 2
@@ -37,6 +40,46 @@ struct lat_pct {
 	long long us;
 	bool bound; /* beyond the histogram: `us` is an upper bound from the log2 buckets */
 };
+
+/* ---- churn.c ----------------------------------------------------------------------------- */
+
+/* One CPU the churn removes and re-adds: its slot props and current QOM path. */
+struct churn_cpu {
+	unsigned slot;
+	struct json_object *props;
+	char path[96];
+};
+
+enum churn_phase {
+	CHURN_IDLE, /* no cycle in flight */
+	CHURN_REMOVING, /* device_del sent: waiting for DEVICE_DELETED or a failed _OST */
+	CHURN_ADDING, /* device_add sent: waiting for the slot's _OST */
+};
+
+struct churn {
+	struct churn_cpu cpu[16];
+	unsigned n, next;
+	long cycles, failures; /* completed; removals refused or late */
+	const char *type;
+	struct json_object *hp; /* query-hotpluggable-cpus: owns props */
+	enum churn_phase phase;
+	struct churn_cpu *cur; /* the CPU of the cycle in flight */
+	char slot[16]; /* its slot, as match_ost() takes it */
+	int64_t deadline; /* ms: the step in flight fails without an answer by then */
+};
+
+/* The present CPUs but 0 into `ch` (query-hotpluggable-cpus); dies if there is none. */
+void churn_init(struct conn *c, struct churn *ch);
+/*
+ * A churn cycle is two steps, each a request and the guest's answer: device_del until
+ * DEVICE_DELETED (or a failed _OST: a finding, counted in ch->failures, the CPU stays), then
+ * device_add until the slot's _OST. churn_step() moves the cycle in flight on by what has
+ * arrived until `until` (ms), starting one first when `start` and none is in flight; it
+ * returns at `until` at the latest, so the run's progress lines keep their second however
+ * long the guest takes (test_latency.py::test_progress_goes_on_while_a_hotplug_cycle_waits).
+ * Dies when the guest does not answer a step within c->timeout_ms.
+ */
+void churn_step(struct conn *c, struct churn *ch, bool start, int64_t until);
 
 /* ---- report.c ---------------------------------------------------------------------------- */
 

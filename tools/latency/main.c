@@ -19,7 +19,6 @@
 
 #include "latency.h"
 #include "tools/lib/conn.h"
-#include "tools/lib/events.h"
 #include "tools/lib/json_get.h"
 #include "tools/lib/print.h"
 #include "vmm/version.h"
@@ -361,151 +360,6 @@ static void connect_vm(struct conn *c)
 	conn_open(c, path);
 }
 
-/* One CPU the churn removes and re-adds: its slot props and current QOM path. */
-struct churn_cpu {
-	unsigned slot;
-	struct json_object *props;
-	char path[96];
-};
-
-enum churn_phase {
-	CHURN_IDLE, /* no cycle in flight */
-	CHURN_REMOVING, /* device_del sent: waiting for DEVICE_DELETED or a failed _OST */
-	CHURN_ADDING, /* device_add sent: waiting for the slot's _OST */
-};
-
-struct churn {
-	struct churn_cpu cpu[16];
-	unsigned n, next;
-	long cycles, failures; /* completed; removals refused or late */
-	const char *type;
-	struct json_object *hp; /* query-hotpluggable-cpus: owns props */
-	enum churn_phase phase;
-	struct churn_cpu *cur; /* the CPU of the cycle in flight */
-	char slot[16]; /* its slot, as match_ost() takes it */
-	int64_t deadline; /* ms: the step in flight fails without an answer by then */
-};
-
-/* The present CPUs but 0 (a measured CPU is removed under its measurement thread). */
-static void churn_init(struct conn *c, struct churn *ch)
-{
-	size_t len, i;
-
-	ch->hp = conn_cmd(c, "query-hotpluggable-cpus", NULL);
-	len = json_object_array_length(ch->hp);
-	for (i = 0; i < len && ch->n < 16; i++) {
-		struct json_object *e = json_object_array_get_idx(ch->hp, len - 1 - i);
-		const char *path = get_str(e, "qom-path", NULL);
-
-		ch->type = get_str(e, "type", NULL);
-		if (i == 0 || !path)
-			continue;
-		ch->cpu[ch->n].slot = (unsigned)i;
-		json_object_object_get_ex(e, "props", &ch->cpu[ch->n].props);
-		snprintf(ch->cpu[ch->n].path, sizeof(ch->cpu[ch->n].path), "%s", path);
-		ch->n++;
-	}
-	if (!ch->n)
-		die(LAT_EXIT_USAGE, "--churn: no CPU but 0 is present (use --smp 2 or more)");
-}
-
-/*
- * A churn cycle is two steps, each a request and the guest's answer: device_del until
- * DEVICE_DELETED (or a failed _OST: a finding, the CPU stays), then device_add until the
- * slot's _OST. churn_step() sends a request or takes an answer that has arrived, never
- * waiting past `until`, so the main loop's progress lines keep their second however long
- * the guest takes (test_latency.py::test_progress_goes_on_while_a_hotplug_cycle_waits).
- */
-static void churn_send_removal(struct conn *c, struct churn *ch)
-{
-	struct json_object *args = json_object_new_object();
-
-	ch->cur = &ch->cpu[ch->next++ % ch->n];
-	json_object_object_add(args, "id", json_object_new_string(ch->cur->path));
-	json_object_put(conn_cmd(c, "device_del", args));
-	ch->phase = CHURN_REMOVING;
-	ch->deadline = now_ms() + c->timeout_ms;
-}
-
-static void churn_send_add(struct conn *c, struct churn *ch)
-{
-	static const char *const keys[] = { "socket-id", "die-id", "core-id", "thread-id" };
-	struct json_object *args = json_object_new_object(), *v;
-	char id[32];
-	size_t k;
-
-	snprintf(id, sizeof(id), "lat-cpu%u", ch->cur->slot);
-	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-		if (json_object_object_get_ex(ch->cur->props, keys[k], &v))
-			json_object_object_add(args, keys[k], json_object_get(v));
-	json_object_object_add(args, "driver", json_object_new_string(ch->type));
-	json_object_object_add(args, "id", json_object_new_string(id));
-	json_object_put(conn_cmd(c, "device_add", args));
-	snprintf(ch->slot, sizeof(ch->slot), "%u", ch->cur->slot);
-	ch->phase = CHURN_ADDING;
-	ch->deadline = now_ms() + c->timeout_ms;
-}
-
-/* The removal's answer: the add follows, or the cycle ends as a finding. */
-static void churn_removed(struct conn *c, struct churn *ch, struct json_object *ev)
-{
-	if (strcmp(get_str(ev, "event", NULL), "DEVICE_DELETED")) {
-		/* A finding, not the end of the run: the CPU stays, the next cycle tries again. */
-		fprintf(stderr,
-			"plugvm-latency: --churn: CPU %u not removed: %s (the guest "
-			"refused, or did not eject it within plugvm's deadline)\n",
-			ch->cur->slot, get_str(ev, "event", NULL));
-		ch->failures++;
-		ch->phase = CHURN_IDLE;
-		return;
-	}
-	churn_send_add(c, ch);
-}
-
-static void churn_added(struct churn *ch, struct json_object *ev)
-{
-	if (get_int(json_object_object_get(json_object_object_get(ev, "data"), "info"), "status",
-		    NULL))
-		die(LAT_EXIT_FAIL, "--churn: the guest did not bring CPU %u back (failed)",
-		    ch->cur->slot);
-	snprintf(ch->cur->path, sizeof(ch->cur->path), "/machine/peripheral/lat-cpu%u",
-		 ch->cur->slot);
-	ch->cycles++;
-	ch->phase = CHURN_IDLE;
-}
-
-/*
- * Move the cycle in flight on by what has arrived until `until` (ms); start a cycle first
- * when `start` and none is in flight. Returns at `until` at the latest; dies when the guest
- * does not answer a step within c->timeout_ms.
- */
-static void churn_step(struct conn *c, struct churn *ch, bool start, int64_t until)
-{
-	struct json_object *ev;
-
-	if (start && ch->phase == CHURN_IDLE)
-		churn_send_removal(c, ch);
-	while (ch->phase != CHURN_IDLE) {
-		int64_t by = until < ch->deadline ? until : ch->deadline;
-
-		if (ch->phase == CHURN_REMOVING)
-			ev = conn_poll_event(c, match_removed, ch->cur->path, by);
-		else
-			ev = conn_poll_event(c, match_ost, ch->slot, by);
-		if (!ev) {
-			if (now_ms() < ch->deadline)
-				return; /* `until` came first: the answer is still to come */
-			die(LAT_EXIT_FAIL, "--churn: no answer to the %s of CPU %u",
-			    ch->phase == CHURN_REMOVING ? "removal" : "re-add", ch->cur->slot);
-		}
-		if (ch->phase == CHURN_REMOVING)
-			churn_removed(c, ch, ev);
-		else
-			churn_added(ch, ev);
-		json_object_put(ev);
-	}
-}
-
 /*
  * The guest keeps only its last PLUGVM_LATENCY_OUTLIERS outliers: collect those of every
  * reply, once each (keyed by CPU and intended wake-up), so the report ranks all it saw.
@@ -637,33 +491,149 @@ static void warn_stale(struct json_object *q)
 	}
 }
 
+/* The guest's command-line words for the measurement `o` asks for. */
+static void guest_words(const struct lat_opts *o, char *cmdline, size_t len)
+{
+	snprintf(cmdline, len,
+		 "latency latency.interval_us=%ld latency.prio=%ld latency.hist_us=%ld "
+		 "latency.threshold_us=%ld%s%s%s%s",
+		 o->interval_us, o->priority, o->hist_max_us, o->threshold_us,
+		 o->cpus ? " latency.cpus=" : "", o->cpus ? o->cpus : "",
+		 o->stress ? " latency.stress=" : "", o->stress ? o->stress : "");
+}
+
+/* --compare's earlier summary, NULL without --compare; dies if it is not one. */
+static struct json_object *load_compare(const struct lat_opts *o)
+{
+	struct json_object *other;
+
+	if (!o->compare_file)
+		return NULL;
+	other = json_object_from_file(o->compare_file);
+	if (!other || !json_object_object_get_ex(other, "cpus", NULL))
+		die(LAT_EXIT_USAGE, "--compare: %s is not a plugvm-latency JSON summary",
+		    o->compare_file);
+	return other;
+}
+
+/*
+ * The measurement: a progress line a second (outliers collected from each), and with
+ * --churn a hotplug cycle every o->churn_ms, until o->duration_s pass or a signal. A cycle
+ * in flight at the end is finished, so that every removal counted is answered. On a
+ * signal, o->duration_s becomes the seconds measured.
+ */
+static void measure(struct conn *c, struct lat_opts *o, struct churn *ch, struct json_object *seen,
+		    struct json_object *all)
+{
+	int64_t t0 = now_ms(), next_progress = t0 + 1000, next_churn = t0 + o->churn_ms;
+	struct json_object *q;
+	long s = 0;
+
+	while (now_ms() < t0 + o->duration_s * 1000 && !interrupted) {
+		int64_t now = now_ms(), wake = next_progress;
+
+		check_vm();
+		/* Progress first: a hotplug cycle may take longer than --churn here. */
+		if (now >= next_progress) {
+			q = conn_cmd(c, "query-latency", NULL);
+			progress(q, ++s, o->duration_s, o->churn_ms ? ch->cycles : -1);
+			collect_outliers(q, seen, all);
+			json_object_put(q);
+			next_progress += 1000;
+			continue;
+		}
+		if (t0 + o->duration_s * 1000 < wake)
+			wake = t0 + o->duration_s * 1000;
+		if (!o->churn_ms) {
+			sleep_ms(wake > now ? (long)(wake - now) : 1);
+			continue;
+		}
+		/* The next cycle starts MS after the last one began, or at once if it ran over. */
+		if (ch->phase == CHURN_IDLE && now < next_churn) {
+			sleep_ms((next_churn < wake ? next_churn : wake) - now);
+			continue;
+		}
+		if (ch->phase == CHURN_IDLE) {
+			next_churn += o->churn_ms;
+			if (next_churn < now)
+				next_churn = now;
+		}
+		churn_step(c, ch, true, wake);
+	}
+	if (o->churn_ms && ch->phase != CHURN_IDLE)
+		churn_step(c, ch, false, INT64_MAX);
+	if (interrupted) {
+		o->duration_s = (now_ms() - t0 + 500) / 1000;
+		fprintf(stderr, "plugvm-latency: interrupted: reporting %ld s\n", o->duration_s);
+	}
+}
+
+/* The final reply, with histograms, carrying every outlier seen (`all`, taken over). */
+static struct json_object *final_query(struct conn *c, struct json_object *seen,
+				       struct json_object *all)
+{
+	struct json_object *args = json_object_new_object(), *q;
+
+	json_object_object_add(args, "histogram", json_object_new_boolean(true));
+	q = conn_cmd(c, "query-latency", args);
+	warn_stale(q);
+	collect_outliers(q, seen, all);
+	json_object_object_add(q, "outliers", all); /* every one seen, for the report */
+	json_object_put(seen);
+	return q;
+}
+
+/*
+ * Print the reports of `q` (and of `host`, may be NULL) and write the files the options
+ * name. Returns the exit status.
+ */
+static int report(const struct lat_opts *o, struct json_object *q, const int *tids,
+		  const struct churn *ch, struct json_object *host, struct json_object *other)
+{
+	struct json_object *summary;
+
+	report_tlines(stdout, q, tids, 16);
+	summary = report_json(o, q, o->churn_ms ? ch->cycles : -1, host);
+	json_object_object_add(summary, "churn-failures",
+			       json_object_new_int64(o->churn_ms ? ch->failures : -1));
+	report_outliers(stdout, q, 5);
+	if (o->churn_ms)
+		printf("# churn: %ld hotplug cycles (remove and re-add) in %ld s, %ld removals "
+		       "refused or late\n",
+		       ch->cycles, o->duration_s, ch->failures);
+	report_guest_time(stdout, q, o->duration_s);
+	report_pct_line(stdout, "guest", q);
+	if (host) {
+		printf("# host: rt-tests cyclictest, the same interval, priority and duration, run "
+		       "alongside:\n");
+		report_tlines(stdout, host, NULL, 0);
+		report_pct_line(stdout, "host", host);
+	}
+	if (o->hist_file && report_histogram(o->hist_file, q))
+		return LAT_EXIT_FAIL;
+	if (o->json_file)
+		write_json(o->json_file, summary);
+	if (o->plot_file && plot_png(o, summary, other, tmpdir))
+		return LAT_EXIT_FAIL;
+	json_object_put(summary);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct lat_opts o;
 	struct conn c = { .fd = -1, .timeout_ms = 60000 };
 	struct churn ch = { 0 };
-	struct json_object *q, *summary, *host = NULL, *other = NULL, *args;
+	struct json_object *q, *host = NULL, *other;
 	struct json_object *seen = json_object_new_object(), *all = json_object_new_array();
 	char vmm[PATH_MAX], cmdline[512];
-	int tids[16], host_pid = -1;
-	int64_t t0, next_progress, next_churn;
-	long s = 0;
+	int tids[16], host_pid = -1, ret;
 
 	parse_args(argc, argv, &opts);
 	o = opts;
 	default_paths(&o, argv[0], vmm, sizeof(vmm));
-	if (o.compare_file) {
-		other = json_object_from_file(o.compare_file);
-		if (!other || !json_object_object_get_ex(other, "cpus", NULL))
-			die(LAT_EXIT_USAGE, "--compare: %s is not a plugvm-latency JSON summary",
-			    o.compare_file);
-	}
-	snprintf(cmdline, sizeof(cmdline),
-		 "latency latency.interval_us=%ld latency.prio=%ld latency.hist_us=%ld "
-		 "latency.threshold_us=%ld%s%s%s%s",
-		 o.interval_us, o.priority, o.hist_max_us, o.threshold_us,
-		 o.cpus ? " latency.cpus=" : "", o.cpus ? o.cpus : "",
-		 o.stress ? " latency.stress=" : "", o.stress ? o.stress : "");
+	other = load_compare(&o);
+	guest_words(&o, cmdline, sizeof(cmdline));
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/plugvm-latency-XXXXXX");
 	if (!mkdtemp(tmpdir))
 		die(LAT_EXIT_FAIL, "mkdtemp: %s", strerror(errno));
@@ -678,85 +648,17 @@ int main(int argc, char **argv)
 		churn_init(&c, &ch);
 	if (o.compare_host)
 		host_pid = host_start(&o, (unsigned)vcpu_tids(&c, tids, 16), tmpdir);
-	t0 = now_ms();
-	next_progress = t0 + 1000;
-	next_churn = t0 + o.churn_ms;
-	while (now_ms() < t0 + o.duration_s * 1000 && !interrupted) {
-		int64_t now = now_ms(), wake = next_progress;
-
-		check_vm();
-		/* Progress first: a hotplug cycle may take longer than --churn here. */
-		if (now >= next_progress) {
-			q = conn_cmd(&c, "query-latency", NULL);
-			progress(q, ++s, o.duration_s, o.churn_ms ? ch.cycles : -1);
-			collect_outliers(q, seen, all);
-			json_object_put(q);
-			next_progress += 1000;
-			continue;
-		}
-		if (t0 + o.duration_s * 1000 < wake)
-			wake = t0 + o.duration_s * 1000;
-		if (!o.churn_ms) {
-			sleep_ms(wake > now ? (long)(wake - now) : 1);
-			continue;
-		}
-		/* The next cycle starts MS after the last one began, or at once if it ran over. */
-		if (ch.phase == CHURN_IDLE && now < next_churn) {
-			sleep_ms((next_churn < wake ? next_churn : wake) - now);
-			continue;
-		}
-		if (ch.phase == CHURN_IDLE) {
-			next_churn += o.churn_ms;
-			if (next_churn < now)
-				next_churn = now;
-		}
-		churn_step(&c, &ch, true, wake);
-	}
-	/* A cycle in flight is finished, so that every removal counted is answered. */
-	if (o.churn_ms && ch.phase != CHURN_IDLE)
-		churn_step(&c, &ch, false, INT64_MAX);
-	if (interrupted) {
-		o.duration_s = (now_ms() - t0 + 500) / 1000;
-		fprintf(stderr, "plugvm-latency: interrupted: reporting %ld s\n", o.duration_s);
-	}
-	args = json_object_new_object();
-	json_object_object_add(args, "histogram", json_object_new_boolean(true));
-	q = conn_cmd(&c, "query-latency", args);
-	warn_stale(q);
-	collect_outliers(q, seen, all);
-	json_object_object_add(q, "outliers", all); /* every one seen, for the report */
-	json_object_put(seen);
+	measure(&c, &o, &ch, seen, all);
+	q = final_query(&c, seen, all);
 	vcpu_tids(&c, tids, 16);
 	end_vm(&c);
 	if (host_pid > 0 && interrupted)
 		kill(host_pid, SIGINT); /* cyclictest writes what it has and ends */
 	if (host_pid > 0)
 		host = host_finish(&o, host_pid, tmpdir);
-
-	report_tlines(stdout, q, tids, 16);
-	summary = report_json(&o, q, o.churn_ms ? ch.cycles : -1, host);
-	json_object_object_add(summary, "churn-failures",
-			       json_object_new_int64(o.churn_ms ? ch.failures : -1));
-	report_outliers(stdout, q, 5);
-	if (o.churn_ms)
-		printf("# churn: %ld hotplug cycles (remove and re-add) in %ld s, %ld removals "
-		       "refused or late\n",
-		       ch.cycles, o.duration_s, ch.failures);
-	report_guest_time(stdout, q, o.duration_s);
-	report_pct_line(stdout, "guest", q);
-	if (host) {
-		printf("# host: rt-tests cyclictest, the same interval, priority and duration, run "
-		       "alongside:\n");
-		report_tlines(stdout, host, NULL, 0);
-		report_pct_line(stdout, "host", host);
-	}
-	if (o.hist_file && report_histogram(o.hist_file, q))
-		return LAT_EXIT_FAIL;
-	if (o.json_file)
-		write_json(o.json_file, summary);
-	if (o.plot_file && plot_png(&o, summary, other, tmpdir))
-		return LAT_EXIT_FAIL;
-	json_object_put(summary);
+	ret = report(&o, q, tids, &ch, host, other);
+	if (ret)
+		return ret;
 	json_object_put(q);
 	json_object_put(host);
 	json_object_put(other);
