@@ -10,7 +10,7 @@ import time
 import pytest
 
 from qmp import Qmp, QmpError, wait_socket
-from vm import BOOT_TIMEOUT, plugvm
+from vm import BOOT_TIMEOUT, paused_with_qmp, plugvm
 
 TIMEOUT = 3 * BOOT_TIMEOUT
 
@@ -314,17 +314,12 @@ def test_lock_validator_warnings_become_qmp_events(tmp_path):
     # The guest's lock_inversion self-test takes two locks in both orders on purpose; the
     # validator's report reaches the host as an EV_LOCKDEP agent event, and QMP clients
     # get GUEST_LOCKDEP_WARNING. -S: the client is there before the guest runs.
-    path = str(tmp_path / "qmp.sock")
-    vm = plugvm("-S", "--smp", "2", "--qmp", path, "--append",
-                "selftest=lock_inversion selftest.stay")
-    with vm:
-        wait_socket(path)
-        with Qmp(path, timeout=TIMEOUT) as q:
-            q.cmd("cont")
-            ev = q.wait_event("GUEST_LOCKDEP_WARNING", TIMEOUT)["data"]
-            assert (ev["type"], ev["type-id"]) == ("inversion", 0), ev
-            assert {ev["lock"], ev["held"]} == {"selftest.A", "selftest.B"}, ev
-            vm.wait_for(r"^selftest: done \(all passed\), staying up$", TIMEOUT)
-            assert q.cmd("query-locks")["reports"] >= 1
-            q.cmd("quit")
+    with paused_with_qmp(tmp_path, "--smp", "2", "--append",
+                         "selftest=lock_inversion selftest.stay", qmp_timeout=TIMEOUT) as (vm, q):
+        ev = q.wait_event("GUEST_LOCKDEP_WARNING", TIMEOUT)["data"]
+        assert (ev["type"], ev["type-id"]) == ("inversion", 0), ev
+        assert {ev["lock"], ev["held"]} == {"selftest.A", "selftest.B"}, ev
+        vm.wait_for(r"^selftest: done \(all passed\), staying up$", TIMEOUT)
+        assert q.cmd("query-locks")["reports"] >= 1
+        q.cmd("quit")
         assert vm.wait_exit() == 0, vm.transcript()

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from qmp import Qmp, wait_socket
-from vm import BOOT_TIMEOUT, GUESTS, plugvm
+from vm import BOOT_TIMEOUT, GUESTS, plugvm, ready_with_qmp
 
 TIMEOUT = 3 * BOOT_TIMEOUT
 
@@ -263,24 +263,19 @@ def test_guest_that_does_not_complete_a_removal(tmp_path, policy):
     # refuse: the guest answers with a failing _OST, reported at once. ignore: it never
     # answers; after the documented delay (10 s) the VMM reports it. Either way the CPU
     # stays, the VM runs on, and a new device_del may be sent.
-    path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", "2,maxcpus=3", "--qmp", path, "--append",
-                f"acpi_hotplug.remove={policy}")
-    with vm:
-        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
-        wait_socket(path)
-        with Qmp(path) as q:
-            name = "/machine/unattached/device[1]"
-            q.cmd("device_del", {"id": name})
-            r = q.execute("device_del", {"id": name})
-            assert "already in the process of unplug" in r["error"]["desc"], r
-            ev = q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", 10 + TIMEOUT)
-            assert ev["data"] == {"path": name}
-            assert [c["cpu-index"] for c in q.cmd("query-cpus-fast")] == [0, 1]
-            assert q.cmd("query-status")["running"]
-            q.cmd("device_del", {"id": name})  # accepted again
-            q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", 10 + TIMEOUT)
-            q.cmd("quit")
+    with ready_with_qmp(tmp_path, "--smp", "2,maxcpus=3", "--append",
+                        f"acpi_hotplug.remove={policy}", ready=r"^acpi-hotplug: ready") as (vm, q):
+        name = "/machine/unattached/device[1]"
+        q.cmd("device_del", {"id": name})
+        r = q.execute("device_del", {"id": name})
+        assert "already in the process of unplug" in r["error"]["desc"], r
+        ev = q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", 10 + TIMEOUT)
+        assert ev["data"] == {"path": name}
+        assert [c["cpu-index"] for c in q.cmd("query-cpus-fast")] == [0, 1]
+        assert q.cmd("query-status")["running"]
+        q.cmd("device_del", {"id": name})  # accepted again
+        q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", 10 + TIMEOUT)
+        q.cmd("quit")
         assert vm.wait_exit() == 0
 
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from qmp import Qmp, wait_socket
-from vm import BOOT_TIMEOUT, GUESTS, ROOT, plugvm, run_plugvm
+from vm import BOOT_TIMEOUT, ROOT, plugvm, run_watchdog_selftest
 
 PLUGCTL = os.environ.get("PLUGCTL_BIN", os.path.join(ROOT, "build", "plugctl"))
 REPORT = [r"rip 0x[0-9a-f]+, interrupts (on|off), at \d+ us",
@@ -187,9 +187,7 @@ def test_plugctl_nmi(tmp_path):
 def test_watchdog_report_brings_every_cpus_nmi_report(build):
     # selftest=watchdog provokes each report on purpose; the first one's dump begins with
     # every CPU's NMI report, before the thread dump.
-    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", "2", "--append", "selftest=watchdog",
-                        timeout=3 * BOOT_TIMEOUT)
-    assert rc == 0, vm.transcript()
+    vm = run_watchdog_selftest(build)
     first = next(i for i, l in enumerate(vm.stdout) if l.startswith("nmi: "))
     seen = reports(vm, first)
     assert set(seen) == {0, 1}, vm.transcript()

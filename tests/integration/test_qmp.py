@@ -15,7 +15,7 @@ import time
 import pytest
 
 from qmp import Qmp, QmpError, wait_socket
-from vm import BOOT_TIMEOUT, plugvm, run_plugvm
+from vm import BOOT_TIMEOUT, paused_with_qmp, plugvm, ready_with_qmp, run_plugvm
 
 
 def start(tmp_path, smp="2,maxcpus=4", extra=()):
@@ -297,14 +297,10 @@ def test_stop_cont_hmp_and_half_close(tmp_path):
 
 def test_guest_poweroff_emits_shutdown(tmp_path):
     # The guest powers off by itself once its self-test is done; the client is already there.
-    path = str(tmp_path / "qmp.sock")
-    vm = plugvm("-S", "--smp", "2", "--qmp", path, "--append", "selftest=timer_hrtimer_sleep")
-    with vm:
-        wait_socket(path)
-        with Qmp(path) as q:
-            q.cmd("cont")
-            ev = q.wait_event("SHUTDOWN", timeout=BOOT_TIMEOUT)
-            assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
+    with paused_with_qmp(tmp_path, "--smp", "2", "--append",
+                         "selftest=timer_hrtimer_sleep") as (vm, q):
+        ev = q.wait_event("SHUTDOWN", timeout=BOOT_TIMEOUT)
+        assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
         assert vm.wait_exit() == 0
 
 
@@ -352,58 +348,45 @@ def test_stale_socket_replaced_live_one_kept(tmp_path):
 def test_guest_ost_becomes_acpi_device_ost(tmp_path):
     # acpi_cphp reports _OST (source 1, status 0) for slot 0 through the hotplug block; the
     # client is there first (-S, then cont).
-    path = str(tmp_path / "qmp.sock")
-    vm = plugvm("-S", "--smp", "2,maxcpus=4", "--qmp", path, "--append", "selftest=acpi_cphp")
-    with vm:
-        wait_socket(path)
-        with Qmp(path) as q:
-            q.cmd("cont")
-            ev = q.wait_event("ACPI_DEVICE_OST", timeout=BOOT_TIMEOUT)
-            assert ev["data"] == {"info": {"source": 1, "status": 0, "slot": "0",
-                                           "slot-type": "CPU"}}
+    with paused_with_qmp(tmp_path, "--smp", "2,maxcpus=4", "--append",
+                         "selftest=acpi_cphp") as (vm, q):
+        ev = q.wait_event("ACPI_DEVICE_OST", timeout=BOOT_TIMEOUT)
+        assert ev["data"] == {"info": {"source": 1, "status": 0, "slot": "0",
+                                       "slot-type": "CPU"}}
         assert vm.wait_exit() == 0, vm.transcript()
 
 
 def test_guest_eject_parks_the_vcpu(tmp_path):
     # The guest takes its highest CPU offline and ejects its slot (acpi_cphp_eject): the
     # VMM ends that vCPU's thread, keeps its fd parked and says DEVICE_DELETED.
-    path = str(tmp_path / "qmp.sock")
     # selftest.stay: the guest stays up until `quit`, so the queries after DEVICE_DELETED do
     # not race its power-off (the server then closes: seen once as a connection reset).
-    vm = plugvm("-S", "--smp", "3,maxcpus=4", "--qmp", path, "--append",
-                "selftest=acpi_cphp_eject selftest.stay")
-    with vm:
-        wait_socket(path)
-        with Qmp(path) as q:
-            q.cmd("cont")
-            before = {c["cpu-index"]: c["thread-id"] for c in q.cmd("query-cpus-fast")}
-            ev = q.wait_event("DEVICE_DELETED", timeout=BOOT_TIMEOUT)
-            assert ev["data"] == {"path": "/machine/unattached/device[2]"}
-            cpus = q.cmd("query-cpus-fast")
-            assert [c["qom-path"] for c in cpus] == [
-                "/machine/unattached/device[0]", "/machine/unattached/device[1]"]
-            slots = q.cmd("query-hotpluggable-cpus")
-            assert ["qom-path" in s for s in slots] == [False, False, True, True]
-            if len(before) == 3:  # seen before the eject: that thread is gone now
-                assert not os.path.exists(f"/proc/{vm.proc.pid}/task/{before[2]}")
-            vm.wait_for(r"^selftest: done \(all passed\), staying up$")
-            q.cmd("quit")
+    with paused_with_qmp(tmp_path, "--smp", "3,maxcpus=4", "--append",
+                         "selftest=acpi_cphp_eject selftest.stay") as (vm, q):
+        before = {c["cpu-index"]: c["thread-id"] for c in q.cmd("query-cpus-fast")}
+        ev = q.wait_event("DEVICE_DELETED", timeout=BOOT_TIMEOUT)
+        assert ev["data"] == {"path": "/machine/unattached/device[2]"}
+        cpus = q.cmd("query-cpus-fast")
+        assert [c["qom-path"] for c in cpus] == [
+            "/machine/unattached/device[0]", "/machine/unattached/device[1]"]
+        slots = q.cmd("query-hotpluggable-cpus")
+        assert ["qom-path" in s for s in slots] == [False, False, True, True]
+        if len(before) == 3:  # seen before the eject: that thread is gone now
+            assert not os.path.exists(f"/proc/{vm.proc.pid}/task/{before[2]}")
+        vm.wait_for(r"^selftest: done \(all passed\), staying up$")
+        q.cmd("quit")
         assert vm.wait_exit() == 0, vm.transcript()
         assert vm.lines(r"^selftest acpi_cphp_eject: cpu=2 slot=2 apic=2 ejected$"), \
             vm.transcript()
 
 
 def test_system_powerdown_presses_the_power_button(tmp_path):
-    path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", "2", "--qmp", path, "--append", "")
-    with vm:
-        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
-        wait_socket(path)
-        with Qmp(path) as q:
-            assert q.cmd("system_powerdown") == {}
-            q.wait_event("POWERDOWN")
-            ev = q.wait_event("SHUTDOWN", BOOT_TIMEOUT)
-            assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
+    with ready_with_qmp(tmp_path, "--smp", "2", "--append", "",
+                        ready=r"^acpi-hotplug: ready") as (vm, q):
+        assert q.cmd("system_powerdown") == {}
+        q.wait_event("POWERDOWN")
+        ev = q.wait_event("SHUTDOWN", BOOT_TIMEOUT)
+        assert ev["data"] == {"guest": True, "reason": "guest-shutdown"}
         assert vm.wait_exit() == 0
         assert vm.lines(r"^acpi: power button: powering off$"), vm.transcript()
 

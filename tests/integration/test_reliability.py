@@ -12,15 +12,14 @@ import time
 import pytest
 
 from qmp import Qmp, wait_socket
-from vm import BOOT_TIMEOUT, GUESTS, plugvm, run_plugvm, selftests
+from vm import (BOOT_TIMEOUT, GUESTS, plugvm, ready_with_qmp, run_plugvm, run_watchdog_selftest,
+                selftests)
 
 
 @pytest.mark.parametrize("build", ["mainline", "rt"])
 @pytest.mark.slow
 def test_watchdog_reports_each_kind_of_hang(build):
-    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", "2", "--append", "selftest=watchdog",
-                        timeout=3 * BOOT_TIMEOUT)
-    assert rc == 0, vm.transcript()
+    vm = run_watchdog_selftest(build)
     assert selftests(vm) == {"watchdog": "pass"}, vm.transcript()
     # A CPU removed and re-added faster than its heartbeat period is not a lockup.
     assert vm.lines(r"^selftest watchdog: quick_cycles=[1-9]\d*$"), vm.transcript()
@@ -177,23 +176,19 @@ def test_back_to_back_hotplug_is_not_reported_stuck(tmp_path):
     # arrive meanwhile). The watch on "an SCI the thread has not taken" must end when the
     # thread takes the SCI's event, not when the pass ends: a stream longer than the bound
     # (2 s here) is not "stuck".
-    path = str(tmp_path / "qmp.sock")
-    vm = plugvm("--smp", "1,maxcpus=4", "--qmp", path, "--append", "watchdog.bound_s=2")
-    with vm:
-        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
-        wait_socket(path)
-        with Qmp(path) as q:
-            ops, end = 0, time.monotonic() + 8
-            while time.monotonic() < end or ops < 60:
-                for core in (1, 2, 3):
-                    q.cmd("device_add", cpu_args(core))
-                    ev = q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
-                    assert ev["data"]["info"]["status"] == 0, (ev, vm.transcript())
-                for core in (3, 2, 1):
-                    q.cmd("device_del", {"id": f"cpu{core}"})
-                    q.wait_event("DEVICE_DELETED", 3 * BOOT_TIMEOUT)
-                    q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
-                ops += 6
-            q.cmd("quit")
+    with ready_with_qmp(tmp_path, "--smp", "1,maxcpus=4", "--append", "watchdog.bound_s=2",
+                        ready=r"^acpi-hotplug: ready") as (vm, q):
+        ops, end = 0, time.monotonic() + 8
+        while time.monotonic() < end or ops < 60:
+            for core in (1, 2, 3):
+                q.cmd("device_add", cpu_args(core))
+                ev = q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
+                assert ev["data"]["info"]["status"] == 0, (ev, vm.transcript())
+            for core in (3, 2, 1):
+                q.cmd("device_del", {"id": f"cpu{core}"})
+                q.wait_event("DEVICE_DELETED", 3 * BOOT_TIMEOUT)
+                q.wait_event("ACPI_DEVICE_OST", 3 * BOOT_TIMEOUT)
+            ops += 6
+        q.cmd("quit")
         assert vm.wait_exit() == 0, vm.transcript()
         assert not vm.lines(r"BUG:"), vm.transcript()

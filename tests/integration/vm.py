@@ -5,6 +5,7 @@ A reader thread per stream collects lines; tests wait for regular expressions wi
 deadlines (never for fixed times) and for the exit status. Every wait has a hard bound, so
 a hung VM fails the test instead of hanging it.
 """
+import contextlib
 import os
 import re
 import signal
@@ -12,6 +13,8 @@ import stat
 import subprocess
 import threading
 import time
+
+from qmp import Qmp, wait_socket
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLUGVM = os.environ.get("PLUGVM_BIN", os.path.join(ROOT, "build", "plugvm"))
@@ -296,6 +299,18 @@ def plugvm(*args, **kw):
     return Vm([PLUGVM, *args], **kw)
 
 
+@contextlib.contextmanager
+def paused_with_qmp(tmp_path, *args, qmp_timeout=30.0):
+    """Start plugvm -S with `args` and a QMP socket in tmp_path, connect, then `cont`: the
+    client is there before the guest runs, so it sees every event. Yields (Vm, Qmp)."""
+    path = str(tmp_path / "qmp.sock")
+    with plugvm("-S", "--qmp", path, *args) as vm:
+        wait_socket(path)
+        with Qmp(path, timeout=qmp_timeout) as q:
+            q.cmd("cont")
+            yield vm, q
+
+
 def run_plugvm(*args, timeout=BOOT_TIMEOUT, **kw):
     """Run plugvm to completion; return (exit status, Vm)."""
     vm = plugvm(*args, **kw)
@@ -303,6 +318,27 @@ def run_plugvm(*args, timeout=BOOT_TIMEOUT, **kw):
         return vm.wait_exit(timeout), vm
     finally:
         vm.kill()
+
+
+@contextlib.contextmanager
+def ready_with_qmp(tmp_path, *args, ready, timeout=BOOT_TIMEOUT):
+    """Start plugvm with `args` and a QMP socket in tmp_path, wait for the console line
+    `ready` (a regular expression) within `timeout`, then connect. Yields (Vm, Qmp)."""
+    path = str(tmp_path / "qmp.sock")
+    with plugvm("--qmp", path, *args) as vm:
+        vm.wait_for(ready, timeout)
+        wait_socket(path)
+        with Qmp(path) as q:
+            yield vm, q
+
+
+def run_watchdog_selftest(build):
+    """Run the `build` guest's selftest=watchdog on 2 CPUs (it provokes each kind of hang
+    report on purpose) to a clean exit; return the Vm."""
+    rc, vm = run_plugvm("--kernel", GUESTS[build], "--smp", "2", "--append", "selftest=watchdog",
+                        timeout=3 * BOOT_TIMEOUT)
+    assert rc == 0, vm.transcript()
+    return vm
 
 
 def qemu(*args, **kw):

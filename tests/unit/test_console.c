@@ -40,6 +40,18 @@ static char *read_all(int fd, size_t *len)
 	return buf;
 }
 
+/* A started console that writes into a new pipe p; p[0] is the test's reader. */
+static struct console *start_console(int p[2])
+{
+	struct console *c;
+
+	assert_int_equal(pipe(p), 0);
+	c = console_create(p[1]);
+	assert_non_null(c);
+	assert_int_equal(console_start(c), 0);
+	return c;
+}
+
 static void test_output_in_order(void **state)
 {
 	struct console *c;
@@ -49,10 +61,7 @@ static void test_output_in_order(void **state)
 	unsigned i;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	c = console_create(p[1]);
-	assert_int_equal(console_start(c), 0);
-	assert_non_null(c);
+	c = start_console(p);
 	for (i = 0; i < 1000; i++) {
 		snprintf(line, sizeof(line), "line %u\n", i);
 		console_write(c, line, strlen(line));
@@ -83,10 +92,7 @@ static void test_stalled_reader_never_stalls_the_writer(void **state)
 	unsigned i;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	c = console_create(p[1]);
-	assert_int_equal(console_start(c), 0);
-	assert_non_null(c);
+	c = start_console(p);
 	memset(chunk, 'x', sizeof(chunk));
 	chunk[sizeof(chunk) - 1] = '\n';
 	t0 = now_s();
@@ -140,10 +146,7 @@ static void test_exit_with_a_stalled_reader(void **state)
 	int p[2];
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	c = console_create(p[1]);
-	assert_int_equal(console_start(c), 0);
-	assert_non_null(c);
+	c = start_console(p);
 	memset(chunk, 'y', sizeof(chunk));
 	console_write(c, chunk, sizeof(chunk));
 	console_write(c, chunk, sizeof(chunk)); /* more than the pipe holds */
@@ -163,11 +166,8 @@ static void test_closed_reader(void **state)
 	unsigned i;
 
 	(void)state;
-	assert_int_equal(pipe(p), 0);
-	close(p[0]);
-	c = console_create(p[1]);
-	assert_int_equal(console_start(c), 0);
-	assert_non_null(c);
+	c = start_console(p);
+	close(p[0]); /* before the first write */
 	for (i = 0; i < 100; i++)
 		console_write(c, "gone\n", 5);
 	console_get_stats(c, &st);

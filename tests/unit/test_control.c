@@ -332,15 +332,7 @@ static void test_stats_from_kvm(void **state)
 	close(kvm);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_lifecycle_events_as_qmp, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ost_burst_is_rate_limited, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_add_and_del_answers, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_inject_nmi, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stats_from_kvm, setup, teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, UNIT_TEST_FIXTURE(test_lifecycle_events_as_qmp),
+	  UNIT_TEST_FIXTURE(test_ost_burst_is_rate_limited),
+	  UNIT_TEST_FIXTURE(test_add_and_del_answers), UNIT_TEST_FIXTURE(test_inject_nmi),
+	  UNIT_TEST_FIXTURE(test_stats_from_kvm))

@@ -795,27 +795,14 @@ static void test_spare_vcpu_half_created(void **state)
 	assert_int_equal(atomic_load(&kvm.cpuid_set[2]), 1); /* by its thread */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_add_and_remove_refusals, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_eject_parks_and_forgets, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_report_times_the_request, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refused_removal_is_reported_by_the_main_loop,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_direct_start, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pause_reset_resume, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_start_request_does_not_survive_park, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_direct_start_never_signals_a_joined_thread,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_spare_vcpus, setup_spare, teardown),
-		cmocka_unit_test_setup_teardown(test_spare_vcpus_fallback, setup_spare, teardown),
-		cmocka_unit_test_setup_teardown(test_spare_vcpus_one_per_pass, setup_spares,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_spare_vcpu_half_created, setup_spare,
-						teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, UNIT_TEST_FIXTURE(test_add_and_remove_refusals),
+	  UNIT_TEST_FIXTURE(test_eject_parks_and_forgets),
+	  UNIT_TEST_FIXTURE(test_report_times_the_request),
+	  UNIT_TEST_FIXTURE(test_refused_removal_is_reported_by_the_main_loop),
+	  UNIT_TEST_FIXTURE(test_direct_start), UNIT_TEST_FIXTURE(test_pause_reset_resume),
+	  UNIT_TEST_FIXTURE(test_start_request_does_not_survive_park),
+	  UNIT_TEST_FIXTURE(test_direct_start_never_signals_a_joined_thread),
+	  cmocka_unit_test_setup_teardown(test_spare_vcpus, setup_spare, teardown),
+	  cmocka_unit_test_setup_teardown(test_spare_vcpus_fallback, setup_spare, teardown),
+	  cmocka_unit_test_setup_teardown(test_spare_vcpus_one_per_pass, setup_spares, teardown),
+	  cmocka_unit_test_setup_teardown(test_spare_vcpu_half_created, setup_spare, teardown))

@@ -337,15 +337,6 @@ static void test_console_never_waits_for_its_reader(void **state)
 	assert_true(st.dropped > 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_notify_has_a_budget, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_main_loop_never_waits_for_a_busy_device, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_console_never_waits_for_its_reader, setup,
-						teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, UNIT_TEST_FIXTURE(test_notify_has_a_budget),
+	  UNIT_TEST_FIXTURE(test_main_loop_never_waits_for_a_busy_device),
+	  UNIT_TEST_FIXTURE(test_console_never_waits_for_its_reader))

@@ -520,19 +520,8 @@ static void test_guest_string_cleaning(void **state)
 	clean("\xff\xfe\x80\xbf", 5, "????", 4);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_identification, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_feature_negotiation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_queue_setup_checks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_chains_and_interrupts, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_hostile_rings, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_register_abuse, setup, teardown),
-		cmocka_unit_test(test_framing),
-		cmocka_unit_test(test_message_checks),
-		cmocka_unit_test(test_guest_string_cleaning),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(NULL, NULL, UNIT_TEST_FIXTURE(test_identification),
+	  UNIT_TEST_FIXTURE(test_feature_negotiation), UNIT_TEST_FIXTURE(test_queue_setup_checks),
+	  UNIT_TEST_FIXTURE(test_chains_and_interrupts), UNIT_TEST_FIXTURE(test_hostile_rings),
+	  UNIT_TEST_FIXTURE(test_register_abuse), cmocka_unit_test(test_framing),
+	  cmocka_unit_test(test_message_checks), cmocka_unit_test(test_guest_string_cleaning))

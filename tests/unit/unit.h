@@ -31,6 +31,9 @@
 		return cmocka_run_group_tests(unit_tests, setup, teardown); \
 	}
 
+/* A test run between the file's own setup() and teardown(), one fresh fixture per test. */
+#define UNIT_TEST_FIXTURE(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 /* Fail the test unless `needle` occurs in `haystack`. */
 #define assert_contains(haystack, needle)                                              \
 	do {                                                                           \
