@@ -306,8 +306,9 @@ static void test_budgeted_input_answers_the_same(void **state)
 	out_b = qmp_session_output(b, &len_b);
 	assert_int_equal(len_a, len_b);
 	assert_memory_equal(out_a, out_b, len_a);
-	assert_null(strstr(out_a, "skipped"));
-	assert_non_null(strstr(out_a, "\"id\":3"));
+	/* The output is a length, not a string. */
+	assert_null(memmem(out_a, len_a, "skipped", 7));
+	assert_non_null(memmem(out_a, len_a, "\"id\":3", 6));
 	qmp_session_destroy(b);
 }
 
