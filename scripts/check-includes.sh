@@ -126,20 +126,25 @@ for f in $(find tools -name '*.[ch]' | sort); do
 	done < <(sed -nE 's/^\s*#\s*include\s*"([^"]+)".*/\1/p' "$f")
 done
 
-# vmm/ and tools/: the modules' includes form no cycle. A module is foo.c with foo.h; an
+# vmm/ and tools/: the modules' includes form no cycle. A module is foo.c with foo.h (and
+# foo_internal.h, the state it shares with its own helper files, as cpus_internal.h); an
 # include is an arrow from the including file's module to the module of the header it names
 # (resolved from the including file's folder, else from the top of the tree as -I. does;
 # common/ and system headers are not modules).
 # So a device that includes vm.h may not be included by vm.c, and a layer below the control
 # plane never includes it: what calls upward does it through callbacks.
 vmm_module_edges() {
-	local f inc target
+	local f inc target from to
 	for f in $(find vmm tools -name '*.[ch]' 2>/dev/null | sort); do
+		from=${f%.[ch]}
+		from=${from%_internal}
 		while read -r inc; do
 			target=$(realpath -m --relative-to=. "$(dirname "$f")/$inc")
 			[ -e "$target" ] || target=$(realpath -m --relative-to=. "$inc")
 			[ -e "$target" ] || continue
-			[ "${f%.[ch]}" = "${target%.[ch]}" ] || echo "${f%.[ch]} ${target%.[ch]}"
+			to=${target%.[ch]}
+			to=${to%_internal}
+			[ "$from" = "$to" ] || echo "$from $to"
 		done < <(sed -nE 's/^\s*#\s*include\s*"([^"]+)".*/\1/p' "$f")
 	done
 }

@@ -22,6 +22,7 @@
 #include "devices/hotplug_report.h"
 #include "exitcode.h"
 #include "log.h"
+#include "cpus_internal.h"
 #include "vcpu.h"
 #include "vm.h"
 
@@ -33,52 +34,6 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
-
-enum slot_state {
-	SLOT_ABSENT, /* no vCPU fd yet */
-	SLOT_PARKED, /* fd kept, no thread */
-	SLOT_RUNNING, /* fd and thread */
-	SLOT_STOPPING, /* its thread was told to end; the main thread joins it */
-};
-
-struct cpu_slot {
-	struct vcpu vcpu;
-	_Atomic int state; /* enum slot_state: written under cpus->lock, read anywhere */
-	char *id; /* the QMP id given at add; main thread */
-	_Atomic uint64_t request_ns; /* CLOCK_MONOTONIC of the add or removal asked; 0: none */
-	/*
-	 * A removal in flight: its deadline (CLOCK_MONOTONIC; 0: none), set by the request and
-	 * cleared by the main thread that reports or ends it. unplug_refused: the deadline of
-	 * the removal the guest refused (its failing _OST, on a vCPU thread), so a refusal
-	 * counts only for the removal it answered: the removal in flight is refused while the
-	 * two are equal (removal_due_ns()).
-	 */
-	_Atomic uint64_t unplug_deadline;
-	_Atomic uint64_t unplug_refused;
-	atomic_bool eject_pending; /* the guest ejected it; the main loop parks it */
-	bool spare; /* created ahead of its first hot-add, never run since; main thread */
-};
-
-struct cpus {
-	struct vm *vm;
-	unsigned nr; /* cfg->max_cpus */
-	struct cpu_slot *slots;
-	pthread_mutex_t lock; /* slot state changes, and direct starts (see cpus.h) */
-	bool started, boot_started; /* main thread */
-	/* --spare-vcpus: wanted, slots with `spare` set, the lowest slot that may have no vCPU */
-	unsigned spares_wanted, spares, spare_scan; /* main thread */
-	_Atomic uint64_t busy_ns; /* CLOCK_MONOTONIC of the last hotplug activity (any thread) */
-	uint64_t spare_quiet_ns; /* CPUS_SPARE_QUIET_MS; main thread */
-	enum cpus_run_state run_state; /* main thread */
-	struct vcpu_gate gate; /* closed: every vCPU thread waits before KVM_RUN */
-	bool gate_ready;
-	struct acpi_cpu_hotplug block;
-	struct direct_start start_port;
-	struct hotplug_report report_port;
-	int wake_fd; /* eventfd: work for cpus_process() */
-	void (*event_fn)(void *opaque, const struct cpus_event *e);
-	void *event_opaque;
-};
 
 static uint64_t now_ns(void)
 {
@@ -491,26 +446,6 @@ int cpus_request_removal(struct cpus *c, unsigned slot)
 	return 0;
 }
 
-bool cpus_present(const struct cpus *c, unsigned slot)
-{
-	return slot < c->nr && atomic_load(&c->slots[slot].state) == SLOT_RUNNING;
-}
-
-int cpus_stats_fd(const struct cpus *c, unsigned slot)
-{
-	return slot < c->nr ? c->slots[slot].vcpu.stats_fd : -1;
-}
-
-pid_t cpus_tid(const struct cpus *c, unsigned slot)
-{
-	return slot < c->nr ? vcpu_tid(&c->slots[slot].vcpu) : 0;
-}
-
-const char *cpus_id(const struct cpus *c, unsigned slot)
-{
-	return slot < c->nr ? c->slots[slot].id : NULL;
-}
-
 int cpus_wake_fd(const struct cpus *c)
 {
 	return c->wake_fd;
@@ -666,31 +601,6 @@ void cpus_stop_all(struct cpus *c)
 		slot_stop(c, &c->slots[i]);
 	for (i = 0; i < c->nr; i++)
 		slot_join(c, &c->slots[i]);
-}
-
-unsigned cpus_inject_nmi(struct cpus *c)
-{
-	unsigned i, n = 0;
-
-	/* Under the lock: a RUNNING thread is not joined before its kick. */
-	pthread_mutex_lock(&c->lock);
-	for (i = 0; i < c->nr; i++) {
-		if (atomic_load(&c->slots[i].state) == SLOT_RUNNING) {
-			vcpu_post_nmi(&c->slots[i].vcpu);
-			n++;
-		}
-	}
-	pthread_mutex_unlock(&c->lock);
-	return n;
-}
-
-void cpus_dump(struct cpus *c)
-{
-	unsigned i;
-
-	for (i = 0; i < c->nr; i++)
-		if (c->slots[i].vcpu.fd >= 0)
-			vcpu_dump(&c->slots[i].vcpu, NULL, 0);
 }
 
 void cpus_destroy(struct cpus *c)

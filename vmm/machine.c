@@ -33,6 +33,7 @@
 #include "loader.h"
 #include "log.h"
 #include "plugvm_abi.h"
+#include "runas.h"
 #include "sandbox.h"
 #include "vcpu.h"
 #include "vm.h"
@@ -380,7 +381,7 @@ int machine_run(struct vm *vm)
 	 * the <vcpus> hot-added at start included (after the user is dropped: glibc's setuid
 	 * would make each thread call setresuid, which no vCPU filter allows).
 	 */
-	status = vm->cfg->runas ? sandbox_drop_user(vm->cfg->runas) : 0;
+	status = vm->cfg->runas ? runas_user(vm->cfg->runas) : 0;
 	if (status || sandbox_grants(vm) || sandbox_enter(SANDBOX_MAIN) ||
 	    console_start(vm->console) || chaos_start(vm->chaos) || add_start_cpus(vm)) {
 		close(sig_fd);

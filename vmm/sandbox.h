@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Least privilege once the VM is built: --runas drops to an unprivileged user, and every
- * thread runs under the seccomp allow-list of its kind (libseccomp). A system call outside
+ * Least privilege once the VM is built (with runas.h's --runas): every thread runs under the seccomp allow-list of its kind (libseccomp). A system call outside
  * the list raises SIGSYS, whose handler prints which thread kind made which call and ends
  * the process with PLUGVM_EXIT_INTERNAL. Filters stack: a thread the main thread creates
  * after entering its sandbox (a hot-added vCPU, a helper) inherits the main thread's filter
@@ -44,14 +43,6 @@ int sandbox_allow_write(enum sandbox_kind kind, int fd);
  * sandbox_allow_write().
  */
 int sandbox_allow_unlinkat(int dir_fd);
-
-/*
- * --runas: switch the whole process to `user`'s uid, primary gid and supplementary groups,
- * and check that root cannot be regained. Main thread, while it is the only thread, after
- * /dev/kvm and the QMP socket are open. Returns 0, -ENOENT (no such user) or -errno
- * (logged, naming the user).
- */
-int sandbox_drop_user(const char *user);
 
 /*
  * Install kind's filter on the calling thread (nothing when filters are off) and name the
