@@ -6,6 +6,7 @@ missed; the checks are consistency (every period sampled, missed or parked), nev
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -98,8 +99,9 @@ def test_latency_with_churn(tmp_path):
 
 
 
-def vm_qmp_path(tool_pid, timeout=60.0):
-    """The --qmp path of the plugvm that plugvm-latency `tool_pid` started."""
+def vm_child(tool_pid, timeout=60.0):
+    """The pid and --qmp path of the plugvm that plugvm-latency `tool_pid` started, once its
+    socket listens."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with open(f"/proc/{tool_pid}/task/{tool_pid}/children") as f:
@@ -109,9 +111,55 @@ def vm_qmp_path(tool_pid, timeout=60.0):
                 if "--qmp" in argv:
                     path = argv[argv.index("--qmp") + 1].removeprefix("unix:")
                     wait_socket(path, timeout=max(deadline - time.monotonic(), 1))
-                    return path
+                    return int(child), path
         time.sleep(0.05)
     raise AssertionError("plugvm-latency started no plugvm with --qmp")
+
+
+def vm_qmp_path(tool_pid, timeout=60.0):
+    return vm_child(tool_pid, timeout)[1]
+
+
+def proc_state(pid):
+    """A process's state letter (R, S, Z, ...), None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return None
+
+
+def end_tool(p):
+    """End plugvm-latency as a user would (SIGTERM: it ends its VM and reports)."""
+    if p.poll() is None:
+        p.terminate()
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+@pytest.mark.slow
+def test_vm_ends_with_a_killed_tool():
+    """plugvm-latency killed outright (SIGKILL, no cleanup of its own): its VM still ends,
+    told by the kernel (PR_SET_PDEATHSIG). The 30 s bound is against a hang."""
+    argv = [LATENCY, "--plugvm", PLUGVM, "--kernel", GUESTS["mainline"], "--duration", "60"]
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    vm_pid = None
+    try:
+        vm_pid, _ = vm_child(p.pid)
+        p.kill()
+        p.wait()
+        deadline = time.monotonic() + 30
+        while proc_state(vm_pid) not in (None, "Z") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        state = proc_state(vm_pid) or "gone"
+        assert state in ("Z", "gone"), f"plugvm {vm_pid} still {state} after its tool died"
+    finally:
+        end_tool(p)
+        if vm_pid and proc_state(vm_pid) not in (None, "Z"):
+            os.kill(vm_pid, signal.SIGKILL)  # the orphan a failure leaves
 
 
 @pytest.mark.slow
@@ -143,8 +191,7 @@ def test_progress_goes_on_while_a_hotplug_cycle_waits():
         out = p.stdout.read()
         assert p.wait(timeout=RUN_TIMEOUT) == 0, out + rest
     finally:
-        p.kill()
-        p.wait()
+        end_tool(p)
     assert seen == [1, 2, 3], seen
     assert [int(m.group(1)) for m in progress.finditer(rest)] == [4, 5, 6, 7], rest
     assert re.search(r"^# churn: \d+ hotplug cycles \(remove and re-add\) in 8 s, \d+ removals "

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -284,11 +285,19 @@ static void spawn_vm(const struct lat_opts *o, const char *cmdline)
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die(LAT_EXIT_FAIL, "%s: %s", log, strerror(errno));
+	pid_t parent = getpid();
+
 	vm_pid = fork();
 	if (vm_pid < 0)
 		die(LAT_EXIT_FAIL, "fork: %s", strerror(errno));
 	if (vm_pid == 0) {
 		setpgid(0, 0); /* a terminal's ^C is ours: we end the VM with quit */
+		/*
+		 * The VM never outlives this tool, however it ends (SIGKILL included): its
+		 * death sends the VM SIGTERM (test_latency.py::test_vm_ends_with_a_killed_tool).
+		 */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+			_exit(127);
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
 		execv(o->plugvm, argv);
