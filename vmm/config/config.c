@@ -435,6 +435,10 @@ void config_defaults(struct vm_config *cfg)
 	cfg->spare_vcpus = CONFIG_DEFAULT_SPARE_VCPUS;
 	cfg->mem_bytes = CONFIG_DEFAULT_MEM_BYTES;
 	cfg->topo = (struct smp_topology){ 1, 1, 1, 1 };
+	cfg->qmp_fd = -1;
+	cfg->console_fd = -1;
+	cfg->on_poweroff = ACTION_EXIT;
+	cfg->on_reset = ACTION_EXIT;
 }
 
 enum config_status config_parse(struct vm_config *cfg, int argc, char *const argv[], char *err,
@@ -558,4 +562,13 @@ void config_free(struct vm_config *cfg)
 	cfg->nr_start_hotplug = 0;
 	cfg->rt.vcpus = NULL;
 	cfg->rt.nr_vcpus = 0;
+	free(cfg->pidfile);
+	cfg->pidfile = NULL;
+	for (unsigned i = 0; i < cfg->nr_chardevs; i++) {
+		free(cfg->chardevs[i].label);
+		free(cfg->chardevs[i].filename);
+		cfg->chardevs[i].label = NULL;
+		cfg->chardevs[i].filename = NULL;
+	}
+	cfg->nr_chardevs = 0;
 }

@@ -62,6 +62,33 @@ struct smp_topology {
 	unsigned sockets, dies, cores, threads;
 };
 
+/*
+ * A character device as QEMU's query-chardev names it: the monitor's and the serial
+ * console's, filled by the front end that read the command line (qemu_cli.c, or plugvm's own
+ * flags) and, for a pty, by the machine once it opened one.
+ */
+#define CONFIG_MAX_CHARDEVS 4
+struct config_chardev {
+	char *label; /* -chardev id=: "charmonitor", "charserial0" */
+	char *filename; /* QEMU's form: "unix:PATH,server=on", "pty:/dev/pts/N", "file", "stdio" */
+};
+
+/* Where the guest's serial console goes (its output, and its input where one exists). */
+enum config_console {
+	CONSOLE_STDIO, /* stdout, input from stdin (plugvm's default) */
+	CONSOLE_FILE, /* output appended to console_path; no input */
+	CONSOLE_FD, /* output to console_fd (an inherited descriptor, -add-fd); no input */
+	CONSOLE_PTY, /* a new pseudo-terminal: output and input (query-chardev names it) */
+	CONSOLE_NONE, /* discarded */
+};
+
+/* What a guest power-off or reset does (QEMU's -no-shutdown, -no-reboot). */
+enum config_action {
+	ACTION_EXIT, /* plugvm ends (power-off: status 0) */
+	ACTION_PAUSE, /* power-off under -no-shutdown: SHUTDOWN, the vCPUs stop, plugvm stays */
+	ACTION_RESET, /* reset: the guest boots again (RESET) */
+};
+
 struct vm_config {
 	unsigned nr_cpus; /* vCPUs present at boot */
 	unsigned max_cpus; /* possible vCPUs (hot-add up to this) */
@@ -87,6 +114,19 @@ struct vm_config {
 	struct rt_config rt; /* <cputune>, <memoryBacking> (rt_tune.c); all zero: none */
 	char *acpi_dump_dir; /* --dump-acpi DIR: write the ACPI tables there (debugging) */
 	char *console_path; /* --domain's <serial type='file'>: guest console output there */
+
+	/* The QEMU command line (plugvm-qemu, qemu_cli.c) and --qmp fd=N */
+	int qmp_fd; /* an inherited listening socket for QMP; -1: none (listen on qmp_path) */
+	char *pidfile; /* -pidfile: our pid written there once QMP listens */
+	bool daemonize; /* -daemonize: the parent exits once QMP listens */
+	enum config_action on_poweroff; /* ACTION_EXIT or ACTION_PAUSE (-no-shutdown) */
+	enum config_action on_reset; /* ACTION_EXIT (plugvm, -no-reboot) or ACTION_RESET */
+	enum config_console console; /* default CONSOLE_STDIO */
+	int console_fd; /* CONSOLE_FD: the descriptor; else -1 */
+	unsigned nr_chardevs;
+	struct config_chardev chardevs[CONFIG_MAX_CHARDEVS];
+	unsigned nr_keep_fds; /* inherited descriptors the command line names (kept open) */
+	int keep_fds[16];
 };
 
 enum config_status {
