@@ -119,6 +119,7 @@ struct vm_config {
 	int qmp_fd; /* an inherited listening socket for QMP; -1: none (listen on qmp_path) */
 	char *pidfile; /* -pidfile: our pid written there once QMP listens */
 	bool daemonize; /* -daemonize: the parent exits once QMP listens */
+	bool machine_none; /* -machine none (libvirt's probe): no guest, only QMP */
 	enum config_action on_poweroff; /* ACTION_EXIT or ACTION_PAUSE (-no-shutdown) */
 	enum config_action on_reset; /* ACTION_EXIT (plugvm, -no-reboot) or ACTION_RESET */
 	enum config_console console; /* default CONSOLE_STDIO */
