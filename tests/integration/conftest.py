@@ -12,6 +12,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vm import GUEST, GUEST_RT, PLUGVM  # noqa: E402
 
 
+@pytest.fixture(scope="session")
+def libvirtd(tmp_path_factory):
+    """libvirt's daemons for the session: started by scripts/libvirt-setup.sh unless they
+    run, and only what it started is stopped at the end."""
+    from lv import start_daemons, stop_daemons
+
+    state = str(tmp_path_factory.mktemp("libvirt") / "started")
+    start_daemons(state)
+    yield state
+    stop_daemons(state)
+
+
 def pytest_sessionstart(session):
     missing = [p for p in (PLUGVM, GUEST, GUEST_RT) if not os.access(p, os.R_OK)]
     if missing:
