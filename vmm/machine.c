@@ -133,6 +133,7 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	}
 	vm->cpuid.max_cpus = cfg->max_cpus;
 	vm->cpuid.tsc_deadline = vm->kvm.tsc_deadline;
+	vm->cpuid.no_arch_caps = cfg->cpu_no_arch_caps;
 	vm->cpuid.features =
 	    PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START | PLUGVM_FEATURE_LATENCY;
 	if (!cfg->virtio_disabled)

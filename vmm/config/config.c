@@ -34,9 +34,10 @@ const char config_usage[] =
     "                         (default 64M; beyond 3G it is placed above 4 GiB)\n"
     "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
     "  -append, --append STR  guest command line (at most 4095 bytes; 4023 with virtio on)\n"
-    "  --qmp unix:PATH|PATH|none\n"
+    "  --qmp unix:PATH|PATH|fd=N|none\n"
     "                         the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
-    "                         plugvm-PID.qmp, printed at start)\n"
+    "                         plugvm-PID.qmp, printed at start); fd=N: an inherited\n"
+    "                         listening socket\n"
     "  -S                     do not start the vCPUs until QMP `cont` (as QEMU; needs\n"
     "                         a control socket)\n"
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
@@ -381,6 +382,28 @@ int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t e
 		cfg->qmp_path = NULL;
 		return 0;
 	}
+	if (!strncmp(val, "fd=", 3)) {
+		unsigned long long fd;
+
+		/* An inherited listening socket (as QEMU's fd=): kept open, accept()ed on. */
+		if (config_parse_uint(val + 3, strlen(val + 3), INT_MAX, &fd) || fd < 3) {
+			config_set_err(err, errlen,
+				       "--qmp: '%s': fd=N names an inherited listening socket (N "
+				       ">= 3)",
+				       val);
+			return -EINVAL;
+		}
+		if (cfg->nr_keep_fds == sizeof(cfg->keep_fds) / sizeof(cfg->keep_fds[0])) {
+			config_set_err(err, errlen, "--qmp: too many inherited descriptors");
+			return -EINVAL;
+		}
+		cfg->keep_fds[cfg->nr_keep_fds++] = (int)fd;
+		cfg->qmp_fd = (int)fd;
+		cfg->qmp_disabled = false;
+		free(cfg->qmp_path);
+		cfg->qmp_path = NULL;
+		return 0;
+	}
 	if (!strncmp(val, "unix:", 5)) {
 		path = val + 5;
 	} else if (!strcasecmp(val, "none") || strcspn(val, ":/") < strcspn(val, "/")) {
@@ -424,6 +447,7 @@ int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t e
 	free(cfg->qmp_path);
 	cfg->qmp_path = strndup(path, len);
 	cfg->qmp_disabled = false;
+	cfg->qmp_fd = -1;
 	return cfg->qmp_path ? 0 : -ENOMEM;
 }
 
