@@ -42,7 +42,7 @@ VMM_QEMU_CLI_SRCS := $(addprefix vmm/config/,qemu_cli.c qemu_cli_dev.c qemu_cli_
 	qemu_opts.c)
 VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domain_xml_cpus.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
-	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c) $(VMM_CONFIG_SRCS) \
+	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c daemon.c console_io.c) $(VMM_CONFIG_SRCS) \
 	$(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
@@ -68,6 +68,14 @@ $(B)/vmm/%.o: vmm/%.c
 $(B)/plugvm: $(VMM_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ $(VMM_LIBS)
+
+# plugvm-qemu: plugvm itself under another name (main.c reads QEMU's options when argv[0]'s
+# last component is plugvm-qemu). A relative symlink, not a copy or a hard link: one binary
+# to build, sign and install, and libvirt, which stat()s the <emulator> path through the
+# link, re-probes whenever plugvm changes.
+$(B)/plugvm-qemu: $(B)/plugvm
+	@echo "  LN      $@"
+	$(Q)ln -sfn plugvm $@
 
 -include $(VMM_OBJS:.o=.d)
 
@@ -184,7 +192,7 @@ $(eval $(call guest_variant,$(GUEST_PREFIX)/rt,$(GUEST_DEBUG_FLAGS) -DCONFIG_PRE
 
 .PHONY: all vmm guest guest-rt clean
 all: vmm guest guest-rt
-vmm: $(B)/plugvm $(B)/plugctl $(B)/plugvm-latency
+vmm: $(B)/plugvm $(B)/plugvm-qemu $(B)/plugctl $(B)/plugvm-latency
 guest: $(GUEST_PREFIX)/guest.elf
 guest-rt: $(GUEST_PREFIX)/rt/guest.elf
 

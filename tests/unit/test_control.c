@@ -111,9 +111,11 @@ unsigned cpus_inject_nmi(struct cpus *c)
 
 static struct vm_config cfg = { .nr_cpus = 2,
 				.max_cpus = MAX_CPUS,
+				.qmp_fd = -1,
 				.topo = {
 				    .sockets = 1, .dies = 1, .cores = MAX_CPUS, .threads = 1 } };
 static struct vm vm;
+static char fake_cpus;
 static char path[108];
 static int client = -1;
 
@@ -127,6 +129,7 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "/tmp/plugvm-test-control-%d.qmp", (int)getpid());
 	cfg.qmp_path = path;
 	vm.cfg = &cfg;
+	vm.cpus = (struct cpus *)&fake_cpus; /* a machine: the stubs above stand for cpus.c */
 	assert_int_equal(control_start(&vm), 0);
 	assert_non_null(event_fn);
 	client = qmp_test_client(vm.qmp, path);

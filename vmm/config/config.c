@@ -461,6 +461,7 @@ void config_defaults(struct vm_config *cfg)
 	cfg->topo = (struct smp_topology){ 1, 1, 1, 1 };
 	cfg->qmp_fd = -1;
 	cfg->console_fd = -1;
+	cfg->console_in_fd = -1;
 	cfg->on_poweroff = ACTION_EXIT;
 	cfg->on_reset = ACTION_EXIT;
 }

@@ -123,7 +123,9 @@ struct vm_config {
 	enum config_action on_poweroff; /* ACTION_EXIT or ACTION_PAUSE (-no-shutdown) */
 	enum config_action on_reset; /* ACTION_EXIT (plugvm, -no-reboot) or ACTION_RESET */
 	enum config_console console; /* default CONSOLE_STDIO */
-	int console_fd; /* CONSOLE_FD: the descriptor; else -1 */
+	int console_fd; /* CONSOLE_FD: the descriptor; else -1 until console_io_open() puts
+			   the output's there, whatever the kind */
+	int console_in_fd; /* console input, set by console_io_open(); -1: none */
 	unsigned nr_chardevs;
 	struct config_chardev chardevs[CONFIG_MAX_CHARDEVS];
 	bool console_truncate; /* CONSOLE_FILE: start the file empty (QEMU's file chardev

@@ -17,6 +17,9 @@
 /* The name plugvm answers to as QEMU (argv[0]'s last component). */
 #define QEMU_CLI_NAME "plugvm-qemu"
 
+/* The text -help prints. */
+extern const char qemu_cli_usage[];
+
 /* argv0's last path component is QEMU_CLI_NAME. */
 bool qemu_cli_invoked(const char *argv0);
 

@@ -226,6 +226,57 @@ enum config_status qcli_object(struct qcli *q, const char *val)
 	return qcli_done(q, &o, "-object", NULL);
 }
 
+struct qrefusal {
+	const char *name;
+	const char *why; /* what plugvm lacks and the XML element to remove */
+};
+
+/* Options plugvm cannot honour: refused before the guest starts. */
+static const struct qrefusal refusals[] = {
+	{ "drive", "plugvm has no block devices: remove <disk> from the domain XML" },
+	{ "blockdev", "plugvm has no block devices: remove <disk> from the domain XML" },
+	{ "cdrom", "plugvm has no block devices: remove <disk device='cdrom'>" },
+	{ "hda", "plugvm has no block devices: remove <disk> from the domain XML" },
+	{ "fda", "plugvm has no block devices: remove <disk device='floppy'>" },
+	{ "netdev", "plugvm has no network devices: remove <interface> from the domain XML" },
+	{ "net", "plugvm has no network devices: remove <interface> from the domain XML" },
+	{ "nic", "plugvm has no network devices: remove <interface> from the domain XML" },
+	{ "usb", "plugvm has no USB: add <controller type='usb' model='none'/> and remove "
+		 "<input type='tablet' bus='usb'>" },
+	{ "usbdevice", "plugvm has no USB: remove <input bus='usb'> and <hostdev>" },
+	{ "vnc", "plugvm has no display: remove <graphics> from the domain XML" },
+	{ "spice", "plugvm has no display: remove <graphics> from the domain XML" },
+	{ "initrd", "plugvm boots a kernel without an initial RAM disk: remove <initrd>" },
+	{ "no-acpi", "plugvm needs ACPI for CPU hotplug: add <features><acpi/></features>" },
+	{ "bios", "plugvm boots -kernel directly: remove <loader>" },
+	{ "incoming", "plugvm cannot migrate" },
+	{ "loadvm", "plugvm has no snapshots" },
+	{ "numa", "plugvm has no NUMA: remove <numa> from <cpu>" },
+	{ "mem-path", "plugvm has anonymous RAM only: remove <hugepages> from <memoryBacking>" },
+	{ "mem-prealloc", "plugvm has no preallocation: remove <allocation mode='immediate'/>" },
+	{ "fsdev", "plugvm has no file sharing: remove <filesystem>" },
+	{ "virtfs", "plugvm has no file sharing: remove <filesystem>" },
+	{ "watchdog", "plugvm has no watchdog device: remove <watchdog>" },
+	{ "tpmdev", "plugvm has no TPM: remove <tpm>" },
+	{ "soundhw", "plugvm has no sound: remove <sound>" },
+	{ "parallel", "plugvm has no parallel port: remove <parallel>" },
+	{ "iscsi", "plugvm has no block devices: remove <disk>" },
+	{ "semihosting", "not an x86 option" },
+	{ "enable-fips", "plugvm has no FIPS mode" },
+	{ "runas", "plugvm-qemu has no -runas: libvirt's <seclabel> drops privileges itself" },
+	{ "chroot", "plugvm-qemu has no -chroot" },
+};
+
+const char *qcli_refusal(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+		if (!strcmp(name, refusals[i].name))
+			return refusals[i].why;
+	return NULL;
+}
+
 struct qchardev *qcli_find_chardev(struct qcli *q, const char *id)
 {
 	unsigned i;
@@ -240,6 +291,7 @@ static enum config_status add_chardev(struct qcli *q, const char *id, enum qchar
 				      const char *path, int fd, bool append)
 {
 	struct qchardev *c;
+	char *id_copy, *path_copy;
 
 	if (!id || !*id)
 		return qcli_fail(q, "-chardev: needs id=");
@@ -247,14 +299,16 @@ static enum config_status add_chardev(struct qcli *q, const char *id, enum qchar
 		return qcli_fail(q, "-chardev: id '%s' given twice", id);
 	if (q->nr_chardevs == QCLI_MAX_CHARDEVS)
 		return qcli_fail(q, "-chardev: more than %d", QCLI_MAX_CHARDEVS);
-	c = &q->chardevs[q->nr_chardevs];
-	c->id = strdup(id);
-	c->path = path ? strdup(path) : NULL;
-	if (!c->id || (path && !c->path)) {
-		free(c->id);
-		free(c->path);
+	id_copy = strdup(id);
+	path_copy = path ? strdup(path) : NULL;
+	if (!id_copy || (path && !path_copy)) {
+		free(id_copy);
+		free(path_copy);
 		return qcli_fail(q, "out of memory");
 	}
+	c = &q->chardevs[q->nr_chardevs];
+	c->id = id_copy;
+	c->path = path_copy;
 	c->kind = kind;
 	c->fd = fd;
 	c->append = append;

@@ -44,6 +44,8 @@ struct qcli {
 	char *backend_id; /* -object memory-backend-ram id= */
 	uint64_t backend_bytes;
 	char *machine_backend; /* -machine memory-backend= */
+	/* -pidfile, -name, -uuid, -kernel, -append: into cfg at the end (the last one given) */
+	char *pidfile, *name, *uuid, *kernel_path, *cmdline;
 };
 
 /* A message into q->err; returns CONFIG_ERROR. */
@@ -74,6 +76,9 @@ enum config_status qcli_machine(struct qcli *q, const char *val);
 enum config_status qcli_cpu(struct qcli *q, const char *val);
 /* -serial's shorthand: a chardev "serial0" and the serial port on it. */
 enum config_status qcli_serial(struct qcli *q, const char *val);
+
+/* Why plugvm refuses option -name (and the domain XML element to remove), or NULL. */
+const char *qcli_refusal(const char *name);
 
 /* The chardev named id, or NULL. */
 struct qchardev *qcli_find_chardev(struct qcli *q, const char *id);

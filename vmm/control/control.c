@@ -335,7 +335,8 @@ int control_start(struct vm *vm)
 	}
 	merge_commands();
 	agent_set_event_fn(vm, control_agent_event);
-	cpus_set_event_fn(vm->cpus, control_cpus_event, vm);
+	if (vm_has_machine(vm))
+		cpus_set_event_fn(vm->cpus, control_cpus_event, vm);
 	vm->qmp = qmp_server_create(commands, vm, "plugvm " PLUGVM_VERSION, PLUGVM_VERSION_MAJOR,
 				    PLUGVM_VERSION_MINOR, PLUGVM_VERSION_MICRO);
 	if (!vm->qmp) {
@@ -344,14 +345,15 @@ int control_start(struct vm *vm)
 	}
 	/* Guest-triggered events are rate-limited per CPU slot; the last key is "no slot". */
 	qmp_server_set_event_keys(vm->qmp, vm->cfg->max_cpus + 1);
-	err = qmp_server_listen(vm->qmp, path);
+	err = vm->cfg->qmp_fd >= 0 ? qmp_server_listen_fd(vm->qmp, vm->cfg->qmp_fd)
+				   : qmp_server_listen(vm->qmp, path);
 	if (err) {
 		qmp_server_destroy(vm->qmp);
 		vm->qmp = NULL;
 		return err;
 	}
 	/* Not a warning, but shown unless --quiet: users need the path to connect. */
-	if (!vm->cfg->qmp_path && log_get_level() >= LOG_WARN)
+	if (!vm->cfg->qmp_path && vm->cfg->qmp_fd < 0 && log_get_level() >= LOG_WARN)
 		fprintf(stderr, "plugvm: QMP socket: %s\n", path);
 	return 0;
 }

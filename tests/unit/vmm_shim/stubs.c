@@ -39,6 +39,12 @@ WEAK void vm_request_reset(struct vm *vm)
 	(void)vm;
 }
 
+/* As vm.c's: a machine exists once its vCPUs do. */
+WEAK bool vm_has_machine(const struct vm *vm)
+{
+	return vm->cpus != NULL;
+}
+
 /* ---- KVM's interrupt lines and --chaos ---- */
 WEAK int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
 {
