@@ -305,6 +305,9 @@ static void test_machine_accel_cpu(void **state)
 	accepts(KERNEL, "-M", "type=pc-i440fx-7.2,vmport=off,hpet=off");
 	accepts(KERNEL, "-enable-kvm", "-accel", "accel=kvm");
 	accepts(KERNEL, "-cpu", "host");
+	/* The last -machine's backend wins (and the first is not leaked: ASan, fuzz_qemu_cli). */
+	accepts(KERNEL, "-machine", "pc,memory-backend=a", "-machine", "pc,memory-backend=r",
+		"-object", "memory-backend-ram,id=r,size=67108864");
 	parse(&p, "-machine", "none", NULL); /* no -kernel needed */
 	assert_int_equal(p.st, CONFIG_RUN);
 	assert_true(p.cfg.machine_none);

@@ -477,8 +477,14 @@ static enum config_status machine_keys(struct qcli *q, struct qopts *o)
 					 "it from <features>/<clock>",
 					 offs[i], v, offs[i]);
 	}
-	if (be && !(q->machine_backend = strdup(be)))
-		return qcli_fail(q, "out of memory");
+	if (be) {
+		char *copy = strdup(be);
+
+		if (!copy)
+			return qcli_fail(q, "out of memory");
+		free(q->machine_backend); /* the last -machine's, as QEMU */
+		q->machine_backend = copy;
+	}
 	return CONFIG_RUN;
 }
 
