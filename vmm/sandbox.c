@@ -7,7 +7,7 @@
  * clone only for threads (clone3 fails with ENOSYS so glibc falls back to clone, whose flags
  * a filter can see). Calls that could reach outside the VM carry argument checks in the BPF
  * itself: tgkill only into this process, sched_* only on the calling thread, write only on
- * the fds granted to the kind, unlinkat only in the QMP socket's directory; no open* at all.
+ * the fds granted to the kind, unlinkat only in the QMP socket's and the pidfile's directories; no open* at all.
  * The SIGSYS handler only writes and exits: async-signal-safe.
  */
 #include "sandbox.h"

@@ -264,7 +264,7 @@ static void test_monitor_forms(void **state)
 	fails("fd=x", "inherited descriptor", KERNEL, "-chardev",
 	      "socket,id=m,fd=x,server=on,wait=off");
 	fails("given twice", "'m'", KERNEL, "-chardev", "null,id=m", "-chardev", "pty,id=m");
-	fails("logfile=", "stdio_handler", KERNEL, "-chardev",
+	fails("logfile=", "remove <log>", KERNEL, "-chardev",
 	      "pty,id=c,logfile=/dev/fdset/1,logappend=on");
 	fails("-chardev spicevmc", "<serial>", KERNEL, "-chardev", "spicevmc,id=x");
 	fails("-S with --qmp none", "cont", KERNEL, "-S");

@@ -355,8 +355,8 @@ enum config_status qcli_chardev(struct qcli *q, const char *val)
 	id = qopts_take(&o, "id");
 	if (qopts_take(&o, "logfile") || qopts_take(&o, "logappend")) {
 		st = qcli_fail(q,
-			       "-chardev %s: logfile= is not supported: set stdio_handler = "
-			       "\"file\" in libvirt's qemu.conf, or use <serial type='file'>",
+			       "-chardev %s: logfile= is not supported: remove <log> from the "
+			       "<serial>/<console> element",
 			       id ? id : val);
 	} else if (!be) {
 		st = qcli_fail(q, "-chardev %s: no backend", val);
