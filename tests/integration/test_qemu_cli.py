@@ -58,7 +58,8 @@ def test_probe_daemonizes_once_qmp_listens(tmp_path):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate(timeout=BOOT_TIMEOUT)
     assert p.returncode == 0, err.decode()
-    assert out == b"" and err == b""
+    assert out == b"", out
+    assert b"error" not in err, err
     with open(f"{d}/qmp.pid") as f:
         pid = int(f.read().strip())
     assert pid != p.pid
