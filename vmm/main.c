@@ -174,7 +174,7 @@ int main(int argc, char **argv)
 	}
 	/* <cputune>/<memoryBacking>: checked, then the main thread pinned before any other. */
 	if (rt_tune_check(&cfg.rt, err, sizeof(err))) {
-		log_error("%s: %s", cfg.domain_path, err);
+		log_error("%s: %s", cfg.domain_path ? cfg.domain_path : "-overcommit", err);
 		config_free(&cfg);
 		return PLUGVM_EXIT_USAGE;
 	}

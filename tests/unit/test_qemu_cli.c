@@ -317,6 +317,8 @@ static void test_machine_accel_cpu(void **state)
 	fails("usb=on", "<controller type='usb' model='none'/>", KERNEL, "-machine", "pc,usb=on");
 	fails("accel=tcg", "<domain type='kvm'>", KERNEL, "-machine", "pc,accel=tcg");
 	fails("-accel tcg", "<domain type='kvm'>", KERNEL, "-accel", "tcg");
+	accepts(KERNEL, "-machine", "pc,acpi=on");
+	fails("acpi=off", "<features><acpi/></features>", KERNEL, "-machine", "pc,acpi=off");
 	fails("-cpu qemu64", "host-passthrough", KERNEL, "-cpu", "qemu64");
 	fails("'+vmx=on'", "<feature>", KERNEL, "-cpu", "host,+vmx");
 	fails("arch-capabilities", "off only", KERNEL, "-cpu", "host,arch-capabilities=on");

@@ -445,7 +445,7 @@ static bool accel_has_kvm(const char *a)
 static enum config_status machine_keys(struct qcli *q, struct qopts *o)
 {
 	const char *usb = qopts_take(o, "usb"), *accel = qopts_take(o, "accel");
-	const char *be = qopts_take(o, "memory-backend");
+	const char *be = qopts_take(o, "memory-backend"), *acpi = qopts_take(o, "acpi");
 	static const char *const bools[] = { "dump-guest-core", "mem-merge" };
 	static const char *const offs[] = { "vmport", "hpet", "smm", "graphics" };
 	bool b;
@@ -456,6 +456,11 @@ static enum config_status machine_keys(struct qcli *q, struct qopts *o)
 				 "-machine usb=%s: plugvm has no USB: add <controller "
 				 "type='usb' model='none'/>",
 				 usb);
+	if (acpi && (qcli_bool(acpi, &b) || !b))
+		return qcli_fail(q,
+				 "-machine acpi=%s: plugvm needs ACPI for CPU hotplug: add "
+				 "<features><acpi/></features>",
+				 acpi);
 	if (accel && !accel_has_kvm(accel))
 		return qcli_fail(q,
 				 "-machine accel=%s: plugvm runs on KVM only: use <domain "
