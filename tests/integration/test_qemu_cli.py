@@ -216,3 +216,25 @@ def test_plugvm_qmp_fd_serves_the_inherited_socket(tmp_path):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+@pytest.mark.parametrize("append", [False, True])
+def test_file_console_appends_only_with_append_on(tmp_path, append):
+    log = tmp_path / "serial.log"
+    log.write_text("earlier line\n")
+    chardev = f"file,id=charserial0,path={log}" + (",append=on" if append else "")
+    p = subprocess.run([PLUGVM_QEMU, "-nodefaults", "-kernel", GUEST, "-append", "halt",
+                        "-chardev", chardev, "-device", "isa-serial,chardev=charserial0"],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=BOOT_TIMEOUT)
+    assert p.returncode == 0, p.stderr.decode()
+    text = log.read_text()
+    assert "plugvm-guest: 1/1 CPUs online" in text, text
+    assert text.startswith("earlier line\n") == append, text
+    assert p.stdout == b""  # the guest's console is the file, not stdout
+
+
+def test_nodefaults_without_a_serial_port_discards_the_console():
+    p = subprocess.run([PLUGVM_QEMU, "-nodefaults", "-kernel", GUEST, "-append", "halt"],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=BOOT_TIMEOUT)
+    assert p.returncode == 0, p.stderr.decode()
+    assert p.stdout == b"" and p.stderr == b""
