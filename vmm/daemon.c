@@ -107,12 +107,15 @@ int daemon_ready(const struct vm_config *cfg)
 		return ret;
 	if (ready_fd < 0)
 		return 0;
-	/* As QEMU: nothing of the caller's terminal or pipes stays open in the survivor. */
+	/*
+	 * As QEMU: nothing of the caller's terminal or pipes stays open in the survivor, and it
+	 * holds no directory busy (every path it uses was opened by now).
+	 */
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 ||
-	    dup2(null, STDERR_FILENO) < 0) {
+	if (null < 0 || chdir("/") < 0 || dup2(null, STDIN_FILENO) < 0 ||
+	    dup2(null, STDOUT_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0) {
 		ret = -errno;
-		log_error("-daemonize: /dev/null: %s", strerror(-ret));
+		log_error("-daemonize: /dev/null, chdir /: %s", strerror(-ret));
 		return ret;
 	}
 	close(null);

@@ -20,7 +20,7 @@ int daemon_fork(const struct vm_config *cfg, int *parent_status);
 
 /*
  * QMP listens: write cfg->pidfile (our pid, mode 0644), and under -daemonize point stdin,
- * stdout and stderr at /dev/null and release the parent. Main thread, before the sandbox.
+ * stdout and stderr at /dev/null, move to / and release the parent. Main thread, before the sandbox.
  * 0 or -errno (logged; the parent then exits with the child's status).
  */
 int daemon_ready(const struct vm_config *cfg);

@@ -102,6 +102,35 @@ static int apply_domain(struct vm_config *cfg, int argc, char **argv)
 	return ret == -ENOMEM ? PLUGVM_EXIT_SETUP : PLUGVM_EXIT_USAGE;
 }
 
+/*
+ * A --domain document's files: its <serial type='file'> as stdout, its <kernel> there. 0, or
+ * an exit status (logged).
+ */
+static int domain_files(struct vm_config *cfg)
+{
+	/* <serial type='file'>: the guest console's output (plugvm's stdout) goes there. */
+	if (cfg->console_path && cfg->console == CONSOLE_STDIO) {
+		int fd = open(cfg->console_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+			log_error("%s: <serial type='file'> %s: %s", cfg->domain_path,
+				  cfg->console_path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return PLUGVM_EXIT_USAGE;
+		}
+		close(fd);
+	}
+	/* A document's <kernel> that is not there: say where it came from and what to do. */
+	if (access(cfg->kernel_path, R_OK)) {
+		log_error("%s: <kernel>%s</kernel>: %s (give --kernel FILE, or print a copy naming "
+			  "this tree's build/guest.elf with scripts/libvirt-domain.sh)",
+			  cfg->domain_path, cfg->kernel_path, strerror(errno));
+		return PLUGVM_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const enum log_level levels[] = { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
@@ -150,27 +179,19 @@ int main(int argc, char **argv)
 		return PLUGVM_EXIT_SETUP;
 	}
 
-	/* <serial type='file'>: the guest console's output (plugvm's stdout) goes there. */
-	if (cfg.console_path && cfg.console == CONSOLE_STDIO) {
-		int fd = open(cfg.console_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-
-		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-			log_error("%s: <serial type='file'> %s: %s", cfg.domain_path,
-				  cfg.console_path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			config_free(&cfg);
-			return PLUGVM_EXIT_USAGE;
-		}
-		close(fd);
-	}
-	/* A document's <kernel> that is not there: say where it came from and what to do. */
-	if (cfg.domain_path && access(cfg.kernel_path, R_OK)) {
-		log_error("%s: <kernel>%s</kernel>: %s (give --kernel FILE, or print a copy naming "
-			  "this tree's build/guest.elf with scripts/libvirt-domain.sh)",
-			  cfg.domain_path, cfg.kernel_path, strerror(errno));
+	status = cfg.domain_path ? domain_files(&cfg) : 0;
+	if (status) {
 		config_free(&cfg);
-		return PLUGVM_EXIT_USAGE;
+		return status;
+	}
+	/*
+	 * -daemonize: fork while this is the only thread, and before mlockall() (not inherited
+	 * by a child); the parent exits once QMP listens.
+	 */
+	ret = daemon_fork(&cfg, &status);
+	if (ret) {
+		config_free(&cfg);
+		return ret < 0 ? PLUGVM_EXIT_SETUP : status;
 	}
 	/* <cputune>/<memoryBacking>: checked, then the main thread pinned before any other. */
 	if (rt_tune_check(&cfg.rt, err, sizeof(err))) {
@@ -181,12 +202,6 @@ int main(int argc, char **argv)
 	if (rt_tune_emulator(&cfg.rt)) {
 		config_free(&cfg);
 		return PLUGVM_EXIT_SETUP;
-	}
-	/* -daemonize: fork while this is the only thread; the parent exits once QMP listens. */
-	ret = daemon_fork(&cfg, &status);
-	if (ret) {
-		config_free(&cfg);
-		return ret < 0 ? PLUGVM_EXIT_SETUP : status;
 	}
 	if (!cfg.machine_none && console_io_open(&cfg)) {
 		config_free(&cfg);
