@@ -82,6 +82,12 @@ enum config_console {
 	CONSOLE_NONE, /* discarded */
 };
 
+/* The chipset whose ACPI port layout plugvm presents (QEMU's pc = i440FX/PIIX4, q35 = ICH9). */
+enum config_machine {
+	MACHINE_PC, /* PM block 0x600, GPE0 0xafe0 (4 bytes), CPU hotplug block 0xaf00 */
+	MACHINE_Q35, /* PM block 0x600, GPE0 PMBASE+0x20 (16 bytes), CPU hotplug block 0x0cd8 */
+};
+
 /* What a guest power-off or reset does (QEMU's -no-shutdown, -no-reboot). */
 enum config_action {
 	ACTION_EXIT, /* plugvm ends (power-off: status 0) */
@@ -120,6 +126,7 @@ struct vm_config {
 	char *pidfile; /* -pidfile: our pid written there once QMP listens */
 	bool daemonize; /* -daemonize: the parent exits once QMP listens */
 	bool machine_none; /* -machine none (libvirt's probe): no guest, only QMP */
+	enum config_machine machine; /* default MACHINE_PC */
 	enum config_action on_poweroff; /* ACTION_EXIT or ACTION_PAUSE (-no-shutdown) */
 	enum config_action on_reset; /* ACTION_EXIT (plugvm, -no-reboot) or ACTION_RESET */
 	enum config_console console; /* default CONSOLE_STDIO */
