@@ -312,7 +312,8 @@ check-hardening: vmm
 # (test_boot, test_sched, test_timer, test_reliability) spend their time in the guest, and
 # the whole suite under ASan would take CI past its 30 minutes: `make check-san-all`.
 SAN_TESTS := test_qmp.py test_plugctl.py test_hotplug.py test_agent.py test_virtio.py \
-	test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py
+	test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py \
+	test_qmp_probe.py
 check-san: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
 	$(Q)ln -sf ../guest.elf build/san/guest.elf
