@@ -41,6 +41,7 @@ def test_libvirt_probe_sequence_gets_true_answers(tmp_path):
         assert len(names) == len(commands), commands
         assert {e["name"] for e in schema if e["meta-type"] == "command"} == names
         by_name = {e["name"]: e for e in schema}
+        assert len(by_name) == len(schema)  # libvirt keys a hash table by name
         for e in schema:
             for ref in ("arg-type", "ret-type", "element-type"):
                 assert ref not in e or e[ref] in by_name, e

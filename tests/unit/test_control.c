@@ -536,6 +536,8 @@ static void test_schema_is_the_command_table(void **state)
 
 		assert_non_null(str_of(e, "name"));
 		assert_non_null(meta);
+		/* Names are unique: libvirt keys a hash table by them. */
+		assert_ptr_equal(named(schema, str_of(e, "name")), e);
 		ref = str_of(e, !strcmp(meta, "array") ? "element-type" : "arg-type");
 		if (ref) /* every type an entry names is there */
 			assert_non_null(named(schema, ref));

@@ -300,9 +300,13 @@ static void merge_commands(void)
 				 *c;
 	unsigned n = 0, t;
 
-	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
 		for (c = tables[t]; c->name && n < 127; c++)
 			commands[n++] = *c;
+		if (c->name) /* never silently: query-commands would not list what is missing */
+			log_error("qmp: the command table is full: %s and later are left out",
+				  c->name);
+	}
 	commands[n] = (struct qmp_command){ NULL, NULL, NULL };
 }
 
