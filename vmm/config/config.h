@@ -197,6 +197,15 @@ int config_parse_smp_topo(const char *s, unsigned *nr_cpus, unsigned *max_cpus,
 int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen);
 
 /*
+ * A QEMU machine type name: "pc" and "pc-i440fx-X.Y" (i440FX/PIIX4) into MACHINE_PC, "q35"
+ * and "pc-q35-X.Y" (ICH9) into MACHINE_Q35, X and Y decimal numbers (any version: plugvm
+ * presents the one layout QEMU 7.2 has for each). Names only: no options, and not "none".
+ * Pure. Returns 0 with *out set, or -EINVAL (*out untouched). Shared by --machine and
+ * plugvm-qemu's -machine (test_config.c: test_machine_type_names).
+ */
+int config_parse_machine_type(const char *name, enum config_machine *out);
+
+/*
  * --chaos's SPEC: comma-separated KEY=VALUE items, each overriding one default
  * (CONFIG_CHAOS_DEFAULT_*): seed=N (decimal, 64 bits), and stall=, irq=, start= each taking
  * "off", "0", "TIME" (= 100%:TIME) or "P%:TIME", with P a percentage (0-100, up to four
