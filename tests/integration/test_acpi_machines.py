@@ -76,8 +76,8 @@ def test_qemu_microvm_power_button_through_the_ged(tmp_path):
 ])
 def test_plugvm_machine_layout_hot_add_remove_and_power_button(tmp_path, machine, block):
     # The guest finds the machine's block from plugvm's FADT as it does on QEMU's; a vCPU
-    # comes and goes through it (the SCI through that machine's GPE0), and the power button
-    # powers the guest off.
+    # comes and goes through it (the SCI through that machine's GPE0), again after a
+    # system_reset, and the power button powers the guest off.
     path = str(tmp_path / "qmp.sock")
     with plugvm("--machine", machine, "--smp", "1,maxcpus=3", "--qmp", path,
                 "--append", "") as vm:
@@ -96,6 +96,14 @@ def test_plugvm_machine_layout_hot_add_remove_and_power_button(tmp_path, machine
             ev = q.wait_event("DEVICE_DELETED", BOOT_TIMEOUT)
             assert ev["data"] == {"device": "cpu2", "path": "/machine/peripheral/cpu2"}, ev
             assert [c["props"]["core-id"] for c in q.cmd("query-cpus-fast")] == [0]
+            # After a reset the guest finds the same block again, and its SCI still works
+            # (the GPE0 block's enables are back at power-on state until the driver sets
+            # them).
+            q.cmd("system_reset")
+            q.wait_event("RESET", BOOT_TIMEOUT)
+            vm.wait_count(rf"^acpi-hotplug: ready \({block}, 3 slots", 2, BOOT_TIMEOUT)
+            _add(q, slots[1], "cpu1")
+            vm.wait_for(r"^acpi-hotplug: slot 1: cpu 1 online \(0\)$", timeout=BOOT_TIMEOUT)
             q.cmd("system_powerdown")
             assert q.wait_event("SHUTDOWN", BOOT_TIMEOUT)["data"]["guest"] is True
         assert vm.wait_exit(timeout=BOOT_TIMEOUT) == 0, vm.transcript()
