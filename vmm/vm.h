@@ -89,8 +89,8 @@ void vm_request_reset(struct vm *vm);
 bool vm_take_reset(struct vm *vm);
 
 /*
- * The VM has a guest: false under -machine none (libvirt's probe), where no KVM VM, vCPU or
- * device exists and vm->cpus is NULL; QMP commands that need a machine check it. Any thread.
+ * The VM has a guest machine (vCPUs, devices, a kernel). False under QEMU's -machine none
+ * (libvirt's capabilities probe), where only the control socket runs. Any thread.
  */
 bool vm_has_machine(const struct vm *vm);
 

@@ -71,6 +71,21 @@ def test_probe_daemonizes_once_qmp_listens(tmp_path):
     with Qmp(f"{d}/qmp.monitor") as q:
         assert q.greeting["QMP"]["version"]["qemu"]
         assert q.cmd("query-version")["package"]
+        # The rest of libvirt's probe, in its order, on the sandboxed machine-less plugvm:
+        # every command answers (a refusal is an answer), none ends the process.
+        for name, args in [("query-target", None), ("query-qmp-schema", None),
+                           ("query-commands", None), ("query-kvm", None),
+                           ("qom-list-types", None),
+                           ("device-list-properties", {"typename": "virtio-blk-pci"}),
+                           ("qom-list-properties", {"typename": "memory-backend-file"}),
+                           ("query-machines", None),
+                           ("qom-list-properties", {"typename": "none-machine"}),
+                           ("query-tpm-models", None), ("query-command-line-options", None),
+                           ("query-migrate-capabilities", None), ("query-status", None)]:
+            reply = q.execute(name, args)
+            assert "return" in reply or "error" in reply, (name, reply)
+        assert q.cmd("query-kvm") == {"enabled": True, "present": True}
+        assert q.cmd("query-status")["status"] == "prelaunch"
         q.execute("quit")
     wait_gone(pid)
     assert not os.path.exists(f"{d}/qmp.pid"), "the pidfile outlives the process"

@@ -301,7 +301,14 @@ static void test_machine_accel_cpu(void **state)
 	(void)state;
 	accepts(KERNEL, "-machine", "pc");
 	accepts(KERNEL, "-machine", "q35,accel=kvm");
-	accepts(KERNEL, "-machine", "pc-q35-7.2");
+	parse(&p, KERNEL, "-machine", "pc-q35-7.2", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.machine, MACHINE_Q35);
+	config_free(&p.cfg);
+	parse(&p, KERNEL, "-machine", "pc-i440fx-7.2", NULL);
+	assert_int_equal(p.cfg.machine, MACHINE_PC);
+	config_free(&p.cfg);
+	fails("-machine pc-q35-x", "<type machine='pc'>", KERNEL, "-machine", "pc-q35-x");
 	accepts(KERNEL, "-M", "type=pc-i440fx-7.2,vmport=off,hpet=off");
 	accepts(KERNEL, "-enable-kvm", "-accel", "accel=kvm");
 	accepts(KERNEL, "-cpu", "host");

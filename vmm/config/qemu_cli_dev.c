@@ -422,13 +422,6 @@ enum config_status qcli_serial(struct qcli *q, const char *val)
 	return st ? st : serial_on(q, id);
 }
 
-/* "pc", "q35", "pc-i440fx-*", "pc-q35-*" (plugvm builds its one machine for each) or "none". */
-static bool machine_type_ok(const char *t)
-{
-	return !strcmp(t, "pc") || !strcmp(t, "q35") || !strcmp(t, "none") ||
-	       !strncmp(t, "pc-i440fx-", 10) || !strncmp(t, "pc-q35-", 7);
-}
-
 /* accel=kvm, or a list naming kvm ("kvm:tcg": QEMU takes the first that works). */
 static bool accel_has_kvm(const char *a)
 {
@@ -501,7 +494,8 @@ enum config_status qcli_machine(struct qcli *q, const char *val)
 	if (qcli_opts(q, &o, val, "type", "-machine"))
 		return CONFIG_ERROR;
 	type = qopts_take(&o, "type");
-	if (type && !machine_type_ok(type)) {
+	/* pc and pc-i440fx-*: PIIX4's ACPI ports; q35 and pc-q35-*: ICH9's (acpi_layout.c). */
+	if (type && strcmp(type, "none") && config_parse_machine_type(type, &q->cfg->machine)) {
 		qcli_fail(q,
 			  "-machine %s: plugvm builds pc (i440fx) and q35 machines only: use "
 			  "<type machine='pc'>",
