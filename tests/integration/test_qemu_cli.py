@@ -253,3 +253,15 @@ def test_nodefaults_without_a_serial_port_discards_the_console():
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=BOOT_TIMEOUT)
     assert p.returncode == 0, p.stderr.decode()
     assert p.stdout == b"" and p.stderr == b""
+
+
+@pytest.mark.parametrize("machine", ["pc-i440fx-7.2", "pc-q35-7.2"])
+def test_each_machine_type_boots_on_stdio(machine):
+    p = subprocess.run([PLUGVM_QEMU, "-nodefaults", "-machine", f"{machine},usb=off",
+                        "-accel", "kvm", "-smp", "2,maxcpus=4", "-kernel", GUEST, "-append",
+                        "halt selftest=acpi_cphp", "-serial", "stdio"],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=BOOT_TIMEOUT)
+    out = p.stdout.decode()
+    assert p.returncode == 0, out + p.stderr.decode()
+    assert "plugvm-guest: 2/2 CPUs online" in out, out
+    assert "selftest acpi_cphp: pass" in out, out
