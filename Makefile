@@ -37,11 +37,14 @@ endif
 # The configuration readers (flags, -smp, --chaos, --domain) in vmm/config/.
 VMM_CONFIG_SRCS := $(addprefix vmm/config/,config.c config_smp.c config_chaos.c \
 	config_validate.c)
+# plugvm-qemu's command line (QEMU's grammar, as libvirt writes it; vmm/config/qemu_cli.h).
+VMM_QEMU_CLI_SRCS := $(addprefix vmm/config/,qemu_cli.c qemu_cli_dev.c qemu_cli_finish.c \
+	qemu_opts.c)
 VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domain_xml_cpus.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
-	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c) $(VMM_CONFIG_SRCS) \
-	$(VMM_DOMAIN_SRCS)
-VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_dump.c e820.c cpuid.c regs.c)
+	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c daemon.c console_io.c) \
+	$(VMM_CONFIG_SRCS) $(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
+VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_layout.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c latency.c virtio_mmio.c \
 	virtio_console.c)
@@ -50,7 +53,7 @@ VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c 
 	agent_requests.c control_agent.c)
 VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_cpus.c \
 	vmm/control/control_stats.c vmm/control/control_domain.c vmm/control/control_latency.c \
-	$(VMM_AGENT_SRCS)
+	vmm/control/control_probe.c $(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c -lxml2 -lseccomp
@@ -65,6 +68,14 @@ $(B)/vmm/%.o: vmm/%.c
 $(B)/plugvm: $(VMM_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ $(VMM_LIBS)
+
+# plugvm-qemu: plugvm itself under another name (main.c reads QEMU's options when argv[0]'s
+# last component is plugvm-qemu). A relative symlink, not a copy or a hard link: one binary
+# to build, sign and install, and libvirt, which stat()s the <emulator> path through the
+# link, re-probes whenever plugvm changes.
+$(B)/plugvm-qemu: $(B)/plugvm
+	@echo "  LN      $@"
+	$(Q)ln -sfn plugvm $@
 
 -include $(VMM_OBJS:.o=.d)
 
@@ -181,7 +192,7 @@ $(eval $(call guest_variant,$(GUEST_PREFIX)/rt,$(GUEST_DEBUG_FLAGS) -DCONFIG_PRE
 
 .PHONY: all vmm guest guest-rt clean
 all: vmm guest guest-rt
-vmm: $(B)/plugvm $(B)/plugctl $(B)/plugvm-latency
+vmm: $(B)/plugvm $(B)/plugvm-qemu $(B)/plugctl $(B)/plugvm-latency
 guest: $(GUEST_PREFIX)/guest.elf
 guest-rt: $(GUEST_PREFIX)/rt/guest.elf
 
@@ -312,7 +323,8 @@ check-hardening: vmm
 # (test_boot, test_sched, test_timer, test_reliability) spend their time in the guest, and
 # the whole suite under ASan would take CI past its 30 minutes: `make check-san-all`.
 SAN_TESTS := test_qmp.py test_plugctl.py test_hotplug.py test_agent.py test_virtio.py \
-	test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py
+	test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py \
+	test_qmp_probe.py test_qemu_cli.py
 check-san: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
 	$(Q)ln -sf ../guest.elf build/san/guest.elf

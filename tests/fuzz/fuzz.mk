@@ -13,7 +13,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initia
 	-fno-omit-frame-pointer -D_GNU_SOURCE -DPLUGVM_HOST_TEST \
 	-Itests/unit/shim -Iguest -Icommon -I.
 FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio fuzz_hotplug \
-	fuzz_agent fuzz_latency fuzz_domain
+	fuzz_agent fuzz_latency fuzz_domain fuzz_qemu_cli
 
 # The guest's printk.c defines vsnprintf/snprintf: rename them so libc keeps its own.
 FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
@@ -32,6 +32,8 @@ FUZZ_fuzz_latency_SRCS := vmm/devices/latency.c vmm/devices/pv_port.c vmm/bus.c 
 FUZZ_fuzz_domain_SRCS := $(VMM_DOMAIN_SRCS) vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/log.c
 FUZZ_fuzz_domain_CFLAGS := $(shell pkg-config --cflags libxml-2.0)
 FUZZ_fuzz_domain_LIBS := -lxml2
+FUZZ_fuzz_qemu_cli_SRCS := $(VMM_QEMU_CLI_SRCS) $(VMM_CONFIG_SRCS) vmm/log.c
+FUZZ_fuzz_qemu_cli_LIBS := -ljson-c
 
 FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/arch/arch_api.h guest/arch/x86/acpi.h \
 	vmm/*.h vmm/*/*.h tests/unit/shim/*.h)
@@ -86,7 +88,7 @@ fuzz: fuzz-build
 fuzz-seeds:
 	@mkdir -p build/fuzz $(FUZZ_TARGETS:%=tests/fuzz/corpus/%)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Icommon -I. \
-		-o build/fuzz/mkseeds tests/fuzz/mkseeds.c vmm/x86/acpi.c
+		-o build/fuzz/mkseeds tests/fuzz/mkseeds.c vmm/x86/acpi.c vmm/x86/acpi_layout.c
 	$(Q)build/fuzz/mkseeds
 
 endif

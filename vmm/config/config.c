@@ -34,11 +34,15 @@ const char config_usage[] =
     "                         (default 64M; beyond 3G it is placed above 4 GiB)\n"
     "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
     "  -append, --append STR  guest command line (at most 4095 bytes; 4023 with virtio on)\n"
-    "  --qmp unix:PATH|PATH|none\n"
+    "  --qmp unix:PATH|PATH|fd=N|none\n"
     "                         the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
-    "                         plugvm-PID.qmp, printed at start)\n"
+    "                         plugvm-PID.qmp, printed at start); fd=N: an inherited\n"
+    "                         listening socket\n"
     "  -S                     do not start the vCPUs until QMP `cont` (as QEMU; needs\n"
     "                         a control socket)\n"
+    "  -machine, -M, --machine TYPE[,accel=kvm]\n"
+    "                         the chipset whose ACPI ports the guest sees: pc (QEMU's\n"
+    "                         pc-i440fx-*, the default) or q35 (pc-q35-*)\n"
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
     "  --domain FILE.xml      a libvirt domain document (docs/domain-xml.md); the other\n"
     "                         flags override it\n"
@@ -249,6 +253,66 @@ static enum config_status opt_paused(struct vm_config *cfg, const char *val, cha
 	return CONFIG_RUN;
 }
 
+/* `s` is "D.D" with D one or more decimal digits. */
+static bool is_version(const char *s)
+{
+	size_t major = strspn(s, "0123456789"), minor;
+
+	if (!major || s[major] != '.')
+		return false;
+	minor = strspn(s + major + 1, "0123456789");
+	return minor && !s[major + 1 + minor];
+}
+
+int config_parse_machine_type(const char *name, enum config_machine *out)
+{
+	if (!strcmp(name, "pc") || (!strncmp(name, "pc-i440fx-", 10) && is_version(name + 10))) {
+		*out = MACHINE_PC;
+		return 0;
+	}
+	if (!strcmp(name, "q35") || (!strncmp(name, "pc-q35-", 7) && is_version(name + 7))) {
+		*out = MACHINE_Q35;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* TYPE[,accel=kvm] (QEMU's type=TYPE too): plugvm runs on KVM only and has no other knob. */
+static enum config_status opt_machine(struct vm_config *cfg, const char *val, char *err,
+				      size_t errlen)
+{
+	const char *name = strncmp(val, "type=", 5) ? val : val + 5;
+	const char *opt = strchr(name, ',');
+	size_t len = opt ? (size_t)(opt - name) : strlen(name);
+	char type[32];
+
+	while (opt) {
+		const char *o = opt + 1, *next = strchr(o, ',');
+		size_t olen = next ? (size_t)(next - o) : strlen(o);
+
+		if (!(olen == 9 && !strncmp(o, "accel=kvm", 9))) {
+			config_set_err(err, errlen,
+				       "--machine: unsupported option '%.*s' in '%s' (plugvm takes "
+				       "a machine type and accel=kvm only)",
+				       (int)olen, o, val);
+			return CONFIG_ERROR;
+		}
+		opt = next;
+	}
+	if (len < sizeof(type)) {
+		memcpy(type, name, len);
+		type[len] = '\0';
+	}
+	if (len >= sizeof(type) || config_parse_machine_type(type, &cfg->machine)) {
+		config_set_err(err, errlen,
+			       "--machine: '%.*s' is not a machine plugvm presents: pc "
+			       "(pc-i440fx-X.Y) or q35 (pc-q35-X.Y)",
+			       (int)len, name);
+		return CONFIG_ERROR;
+	}
+	return CONFIG_RUN;
+}
+
 static enum config_status opt_virtio(struct vm_config *cfg, const char *val, char *err,
 				     size_t errlen)
 {
@@ -335,6 +399,7 @@ static const struct opt opts[] = {
 	{ { "append" }, ARG_REQUIRED, opt_append },
 	{ { "qmp" }, ARG_REQUIRED, opt_qmp },
 	{ { "S" }, ARG_NONE, opt_paused },
+	{ { "machine", "M" }, ARG_REQUIRED, opt_machine },
 	{ { "virtio" }, ARG_REQUIRED, opt_virtio },
 	{ { "chaos" }, ARG_OPTIONAL, opt_chaos },
 	{ { "domain" }, ARG_REQUIRED, opt_domain },
@@ -377,6 +442,28 @@ int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t e
 
 	if (!strcmp(val, "none")) {
 		cfg->qmp_disabled = true;
+		free(cfg->qmp_path);
+		cfg->qmp_path = NULL;
+		return 0;
+	}
+	if (!strncmp(val, "fd=", 3)) {
+		unsigned long long fd;
+
+		/* An inherited listening socket (as QEMU's fd=): kept open, accept()ed on. */
+		if (config_parse_uint(val + 3, strlen(val + 3), INT_MAX, &fd) || fd < 3) {
+			config_set_err(err, errlen,
+				       "--qmp: '%s': fd=N names an inherited listening socket (N "
+				       ">= 3)",
+				       val);
+			return -EINVAL;
+		}
+		if (cfg->nr_keep_fds == sizeof(cfg->keep_fds) / sizeof(cfg->keep_fds[0])) {
+			config_set_err(err, errlen, "--qmp: too many inherited descriptors");
+			return -EINVAL;
+		}
+		cfg->keep_fds[cfg->nr_keep_fds++] = (int)fd;
+		cfg->qmp_fd = (int)fd;
+		cfg->qmp_disabled = false;
 		free(cfg->qmp_path);
 		cfg->qmp_path = NULL;
 		return 0;
@@ -424,6 +511,7 @@ int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t e
 	free(cfg->qmp_path);
 	cfg->qmp_path = strndup(path, len);
 	cfg->qmp_disabled = false;
+	cfg->qmp_fd = -1;
 	return cfg->qmp_path ? 0 : -ENOMEM;
 }
 
@@ -437,6 +525,7 @@ void config_defaults(struct vm_config *cfg)
 	cfg->topo = (struct smp_topology){ 1, 1, 1, 1 };
 	cfg->qmp_fd = -1;
 	cfg->console_fd = -1;
+	cfg->console_in_fd = -1;
 	cfg->on_poweroff = ACTION_EXIT;
 	cfg->on_reset = ACTION_EXIT;
 }

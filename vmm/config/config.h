@@ -82,6 +82,12 @@ enum config_console {
 	CONSOLE_NONE, /* discarded */
 };
 
+/* The chipset whose ACPI port layout plugvm presents (QEMU's pc = i440FX/PIIX4, q35 = ICH9). */
+enum config_machine {
+	MACHINE_PC, /* PM block 0x600, GPE0 0xafe0 (4 bytes), CPU hotplug block 0xaf00 */
+	MACHINE_Q35, /* PM block 0x600, GPE0 PMBASE+0x20 (16 bytes), CPU hotplug block 0x0cd8 */
+};
+
 /* What a guest power-off or reset does (QEMU's -no-shutdown, -no-reboot). */
 enum config_action {
 	ACTION_EXIT, /* plugvm ends (power-off: status 0) */
@@ -120,12 +126,19 @@ struct vm_config {
 	char *pidfile; /* -pidfile: our pid written there once QMP listens */
 	bool daemonize; /* -daemonize: the parent exits once QMP listens */
 	bool machine_none; /* -machine none (libvirt's probe): no guest, only QMP */
+	enum config_machine machine; /* default MACHINE_PC */
 	enum config_action on_poweroff; /* ACTION_EXIT or ACTION_PAUSE (-no-shutdown) */
 	enum config_action on_reset; /* ACTION_EXIT (plugvm, -no-reboot) or ACTION_RESET */
 	enum config_console console; /* default CONSOLE_STDIO */
-	int console_fd; /* CONSOLE_FD: the descriptor; else -1 */
+	int console_fd; /* CONSOLE_FD: the descriptor; else -1 until console_io_open() puts
+			   the output's there, whatever the kind */
+	int console_in_fd; /* console input, set by console_io_open(); -1: none */
 	unsigned nr_chardevs;
 	struct config_chardev chardevs[CONFIG_MAX_CHARDEVS];
+	bool console_truncate; /* CONSOLE_FILE: start the file empty (QEMU's file chardev
+				  without append=on); else append */
+	bool cpu_no_arch_caps; /* -cpu host,arch-capabilities=off: CPUID.7.0:EDX[29] clear */
+	bool log_timestamps; /* -msg timestamp=on: log lines start with the UTC time */
 	unsigned nr_keep_fds; /* inherited descriptors the command line names (kept open) */
 	int keep_fds[16];
 };
@@ -184,10 +197,20 @@ int config_parse_smp_topo(const char *s, unsigned *nr_cpus, unsigned *max_cpus,
 			  struct smp_topology *topology, char *err, size_t errlen);
 
 /*
- * --qmp: "unix:PATH", "PATH" (QEMU's ",server,nowait" / ",server=on,wait=off" accepted)
- * or "none". Returns 0 or -EINVAL/-ENOMEM with err set.
+ * --qmp: "unix:PATH", "PATH" (QEMU's ",server,nowait" / ",server=on,wait=off" accepted),
+ * "fd=N" (an inherited listening socket: qmp_fd, kept open through keep_fds) or "none".
+ * Returns 0 or -EINVAL/-ENOMEM with err set.
  */
 int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen);
+
+/*
+ * A QEMU machine type name: "pc" and "pc-i440fx-X.Y" (i440FX/PIIX4) into MACHINE_PC, "q35"
+ * and "pc-q35-X.Y" (ICH9) into MACHINE_Q35, X and Y decimal numbers (any version: plugvm
+ * presents the one layout QEMU 7.2 has for each). Names only: no options, and not "none".
+ * Pure. Returns 0 with *out set, or -EINVAL (*out untouched). Shared by --machine and
+ * plugvm-qemu's -machine (test_config.c: test_machine_type_names).
+ */
+int config_parse_machine_type(const char *name, enum config_machine *out);
 
 /*
  * --chaos's SPEC: comma-separated KEY=VALUE items, each overriding one default

@@ -51,15 +51,25 @@ struct qmp_arg {
 /*
  * A command. `fn` gets the validated arguments (an object, maybe empty) and returns the
  * value of "return" (a new reference; NULL means {}), or sets err. `ctx` is the server's.
+ * `flags` is 0 or QMP_CMD_NO_MACHINE. A command without that flag needs the guest machine:
+ * while the server has none (qmp_server_set_no_machine()), dispatch refuses it with
+ * GenericError before `fn` runs, so an entry that says nothing is safe
+ * (test_control.c's test_every_command_without_machine).
  */
 struct qmp_command {
 	const char *name;
 	struct json_object *(*fn)(void *ctx, struct json_object *args, struct qmp_error *err);
 	const struct qmp_arg *args;
+	unsigned flags;
 };
+
+#define QMP_CMD_NO_MACHINE (1u << 0) /* runs without a guest machine (QEMU's -machine none) */
 
 struct qmp_server;
 struct qmp_session;
+
+/* qmp_capabilities, which every session answers itself (it is in no server's table). */
+extern const struct qmp_command qmp_capabilities_command;
 
 /*
  * A server for `cmds` (ending with name == NULL), passing `ctx` to them. `package` names
@@ -74,6 +84,13 @@ struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, 
  */
 int qmp_server_listen(struct qmp_server *s, const char *path);
 
+/*
+ * Serve on `fd`, an inherited socket already listening (libvirt's -chardev socket,fd=N,
+ * plugvm's --qmp fd=N): accept() on it, remove nothing at exit. 0, or -ENOTSOCK if fd is
+ * not a listening Unix socket, or -errno (logged).
+ */
+int qmp_server_listen_fd(struct qmp_server *s, int fd);
+
 /* An fd that becomes readable when qmp_server_dispatch() has work (an epoll fd). */
 int qmp_server_fd(const struct qmp_server *s);
 
@@ -84,6 +101,22 @@ int qmp_server_fd(const struct qmp_server *s);
  */
 int qmp_server_event_fd(const struct qmp_server *s);
 int qmp_server_dir_fd(const struct qmp_server *s);
+
+/* The table the server dispatches from (as given to qmp_server_create()). */
+const struct qmp_command *qmp_server_commands(const struct qmp_server *s);
+
+/*
+ * No guest machine (`desc` not NULL, kept by reference): from now on every command without
+ * QMP_CMD_NO_MACHINE fails with GenericError `desc`. NULL: every command runs (the default).
+ */
+void qmp_server_set_no_machine(struct qmp_server *s, const char *desc);
+
+/*
+ * The names of every event the server's user emits (ending with NULL, kept by reference):
+ * query-qmp-schema lists them. An event not named there still goes out, and its name is
+ * logged as an error once (the list is stale). NULL: no list (the default).
+ */
+void qmp_server_set_event_names(struct qmp_server *s, const char *const *names);
 
 /* Accept clients, read requests, run commands, write replies and queued events. */
 void qmp_server_dispatch(struct qmp_server *s);
