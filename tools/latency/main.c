@@ -322,7 +322,8 @@ static void console_tail(void)
 	rewind(f);
 	while (fgets(line, sizeof(line), f))
 		if (lines-- <= 15)
-			fprintf(stderr, "  %s", line);
+			/* The guest ends its lines in CR LF (a serial terminal's): print them bare. */
+			fprintf(stderr, "  %.*s\n", (int)strcspn(line, "\r\n"), line);
 	fclose(f);
 }
 
