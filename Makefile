@@ -238,6 +238,32 @@ bench: all
 	$(Q)for b in $(BENCHES); do $(MAKE) bench-$$b || exit 1; done
 	$(Q)/usr/bin/python3 scripts/bench-readme.py $(BENCHES)
 
+# ---- install ------------------------------------------------------------------------------
+# `make install [PREFIX=/usr/local] [DESTDIR=]` and `make uninstall` with the same values:
+#   PREFIX/bin/plugvm, plugctl, plugvm-latency, and plugvm-qemu (a symlink to plugvm, which
+#   acts as the QEMU-compatible front end when called by that name);
+#   PREFIX/lib/plugvm/guest.elf and guest-rt.elf (the RT build), where plugvm, plugvm-latency
+#   --rt and configs/libvirt/*.xml look for them. DEBUG=0 installs the guests without the lock
+#   validator. uninstall removes these files and PREFIX/lib/plugvm, nothing else.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_BINDIR := $(DESTDIR)$(PREFIX)/bin
+INSTALL_LIBDIR := $(DESTDIR)$(PREFIX)/lib/plugvm
+INSTALL_PROGRAMS := plugvm plugctl plugvm-latency
+.PHONY: install uninstall
+install: all
+	$(Q)install -d -m 0755 '$(INSTALL_BINDIR)' '$(INSTALL_LIBDIR)'
+	$(Q)install -m 0755 $(addprefix $(B)/,$(INSTALL_PROGRAMS)) '$(INSTALL_BINDIR)/'
+	$(Q)ln -sfn plugvm '$(INSTALL_BINDIR)/plugvm-qemu'
+	$(Q)install -m 0644 $(GUEST_PREFIX)/guest.elf '$(INSTALL_LIBDIR)/guest.elf'
+	$(Q)install -m 0644 $(GUEST_PREFIX)/rt/guest.elf '$(INSTALL_LIBDIR)/guest-rt.elf'
+	@echo "  INSTALL $(INSTALL_PROGRAMS) plugvm-qemu -> $(INSTALL_BINDIR)"
+	@echo "  INSTALL guest.elf guest-rt.elf -> $(INSTALL_LIBDIR)"
+uninstall:
+	$(Q)rm -f $(addprefix '$(INSTALL_BINDIR)'/,$(INSTALL_PROGRAMS) plugvm-qemu) \
+		'$(INSTALL_LIBDIR)/guest.elf' '$(INSTALL_LIBDIR)/guest-rt.elf'
+	$(Q)if [ -d '$(INSTALL_LIBDIR)' ]; then rmdir '$(INSTALL_LIBDIR)'; fi
+
 # ---- dependencies, run, test -------------------------------------------------------------
 .PHONY: deps run test test-quick integration
 deps:
