@@ -19,7 +19,8 @@ PLUGVM_EXAMPLES = [f for f in EXAMPLES if os.path.basename(f).startswith("plugvm
 
 def test_examples_exist():
     names = {os.path.basename(f) for f in EXAMPLES}
-    assert {"plugvm-domain.xml", "plugvm-rt.xml", "qemu-guest.xml"} <= names, names
+    assert {"plugvm-domain.xml", "plugvm-rt.xml", "qemu-guest.xml", "plugvm-libvirt-pc.xml",
+            "plugvm-libvirt-q35.xml"} <= names, names
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
@@ -27,6 +28,50 @@ def test_example_validates_against_libvirts_schema(path):
     r = subprocess.run(["virt-xml-validate", path, "domain"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+LIBVIRT_EXAMPLES = [f for f in EXAMPLES if os.path.basename(f).startswith("plugvm-libvirt-")]
+
+
+def _tree_copy(path, tmp_path):
+    """scripts/libvirt-domain.sh's copy of an example, naming this tree's paths."""
+    r = subprocess.run([os.path.join(ROOT, "scripts", "libvirt-domain.sh"), path],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / os.path.basename(path)
+    out.write_text(r.stdout)
+    return str(out), r.stdout
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
+def test_the_tree_copy_of_each_example_validates_and_names_the_tree(path, tmp_path):
+    copy, text = _tree_copy(path, tmp_path)
+    r = subprocess.run(["virt-xml-validate", copy, "domain"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rt = "guest-rt.elf" in open(path).read()
+    assert f"<kernel>{ROOT}/build/{'rt/' if rt else ''}guest.elf</kernel>" in text, text
+    if "plugvm-qemu" in open(path).read():
+        assert f"<emulator>{ROOT}/build/plugvm-qemu</emulator>" in text, text
+
+
+@pytest.mark.parametrize("path", LIBVIRT_EXAMPLES, ids=os.path.basename)
+def test_libvirt_examples_name_the_installed_paths_and_boot_on_plugvm(path, tmp_path):
+    """What libvirt runs through plugvm-qemu, plugvm --domain runs too: 1 of 4 vCPUs, the
+    pty console taken as plugvm's stdio (a warning)."""
+    text = open(path).read()
+    assert "<emulator>/usr/local/bin/plugvm-qemu</emulator>" in text
+    assert "<kernel>/usr/local/lib/plugvm/guest.elf</kernel>" in text
+    assert "<vcpu placement='static' current='1'>4</vcpu>" in text
+    assert "<on_reboot>restart</on_reboot>" in text
+    for want in ["<controller type='usb' model='none'/>", "<memballoon model='none'/>",
+                 "<serial type='pty'>", "<console type='pty'>"]:
+        assert want in text, want
+    copy, _ = _tree_copy(path, tmp_path)
+    rc, vm = run_plugvm("--domain", copy, "--qmp", "none", "--append", "halt")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 1/1 CPUs online$"), vm.transcript()
+    assert vm.lines(r"<serial type='pty'>", stream="stderr"), vm.transcript()
 
 
 PLUGCTL = os.environ.get("PLUGCTL_BIN", os.path.join(ROOT, "build", "plugctl"))
