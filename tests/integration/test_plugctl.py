@@ -371,7 +371,7 @@ def test_plugctl_takes_virshs_words_and_flags_for_vcpus(tmp_path):
         blocks = [b for b in out.split("\n\n") if b.strip()]
         assert rc == 0 and len(blocks) == 3, (out, err)
         assert [_field(b, "VCPU") for b in blocks] == ["0", "1", "2"], out
-        ncpu = os.cpu_count()
+        ncpu = os.sysconf("SC_NPROCESSORS_CONF")  # virsh's map: every configured CPU
         for b in blocks:
             assert _field(b, "State") == "running" and _field(b, "CPU time").endswith("s")
             assert 0 <= int(_field(b, "CPU")) < ncpu
@@ -389,8 +389,9 @@ def test_plugctl_takes_virshs_words_and_flags_for_vcpus(tmp_path):
         assert rc == 0 and out.splitlines()[2].split() == ["1", "0"], out
         assert _field(ctl(path, "vcpuinfo")[1].split("\n\n")[1], "CPU Affinity") == \
             "y" + "-" * (ncpu - 1)
+        # "r": every host CPU again (as the kernel allows: at least vCPU 0's, never pinned).
         rc, out, err = ctl(path, "vcpupin", "1", "r")
-        assert rc == 0 and os.sched_getaffinity(tids[1]) == set(range(ncpu)), err
+        assert rc == 0 and os.sched_getaffinity(tids[1]) >= os.sched_getaffinity(tids[0]), err
         for bad in ["x", f"{ncpu}", "1-0", "0,^0"]:
             rc, out, err = ctl(path, "vcpupin", "1", bad)
             assert rc == 2 and "plugctl: error: Physical CPU" in err, (bad, err)
@@ -428,8 +429,9 @@ def test_plugctl_lifecycle_verbs_do_what_virsh_does(tmp_path):
         assert ctl(path, "reboot") == (0, "Domain 'life' is being rebooted\n\n", "")
         vm.wait_count(r"^plugvm-guest: 2/2 CPUs online", booted + 1, BOOT_TIMEOUT)
 
-        # shutdown: the power button; the guest powers off and plugvm ends with status 0.
-        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        # shutdown: the power button, once the rebooted guest's ACPI driver listens; the guest
+        # powers off and plugvm ends with status 0.
+        vm.wait_count(r"^acpi-hotplug: ready", 2, BOOT_TIMEOUT)
         assert ctl(path, "shutdown", "--mode", "acpi") == \
             (0, "Domain 'life' is being shutdown\n\n", "")
         assert vm.wait_exit(BOOT_TIMEOUT) == 0, vm.transcript()
