@@ -244,7 +244,7 @@ bench: all
 #   acts as the QEMU-compatible front end when called by that name);
 #   PREFIX/lib/plugvm/guest.elf and guest-rt.elf (the RT build), where plugvm, plugvm-latency
 #   --rt and configs/libvirt/*.xml look for them. DEBUG=0 installs the guests without the lock
-#   validator. uninstall removes these files and PREFIX/lib/plugvm, nothing else.
+#   validator. uninstall removes these files, and PREFIX/lib/plugvm once empty; nothing else.
 PREFIX ?= /usr/local
 DESTDIR ?=
 INSTALL_BINDIR := $(DESTDIR)$(PREFIX)/bin
@@ -262,7 +262,7 @@ install: all
 uninstall:
 	$(Q)rm -f $(addprefix '$(INSTALL_BINDIR)'/,$(INSTALL_PROGRAMS) plugvm-qemu) \
 		'$(INSTALL_LIBDIR)/guest.elf' '$(INSTALL_LIBDIR)/guest-rt.elf'
-	$(Q)if [ -d '$(INSTALL_LIBDIR)' ]; then rmdir '$(INSTALL_LIBDIR)'; fi
+	$(Q)if [ -d '$(INSTALL_LIBDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(INSTALL_LIBDIR)'; fi
 
 # ---- dependencies, run, test -------------------------------------------------------------
 .PHONY: deps run test test-quick integration
