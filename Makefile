@@ -101,7 +101,7 @@ $(CLIENT_LIB): $(CLIENT_LIB_OBJS)
 
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm.
 PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c cmd_cpus.c cmd_cpuhp.c cmd_stats.c \
-	cmd_virsh.c cmd_latency.c)
+	cmd_virsh.c cmd_vcpus.c cmd_domain.c cmd_latency.c)
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/plugctl: $(PLUGCTL_OBJS) $(CLIENT_LIB)
@@ -149,7 +149,7 @@ GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,printk.c bug.c cmdline.c mm.c pan
 	smp.c sched.c sched_hotplug.c sched_debug.c thread.c prioq.c wait.c mutex.c local_lock.c \
 	lockdep.c lockdep_report.c timer.c tick.c hrtimer.c timer_wheel.c timerqueue.c cpuhp.c \
 	cpuhp_engine.c cpuhp_table.c watchdog.c nmi.c)
-GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c acpi_cpu_hotplug.c acpi_hotplug.c \
+GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c monitor_input.c acpi_cpu_hotplug.c acpi_hotplug.c \
 	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
 	selftest_sched.c selftest_timer_cpus.c selftest_timer.c selftest_cpuhp_walk.c \
@@ -248,6 +248,32 @@ bench: all
 	@mkdir -p build/bench
 	$(Q)for b in $(BENCHES); do $(MAKE) bench-$$b || exit 1; done
 	$(Q)/usr/bin/python3 scripts/bench-readme.py $(BENCHES)
+
+# ---- install ------------------------------------------------------------------------------
+# `make install [PREFIX=/usr/local] [DESTDIR=]` and `make uninstall` with the same values:
+#   PREFIX/bin/plugvm, plugctl, plugvm-latency, and plugvm-qemu (a symlink to plugvm, which
+#   acts as the QEMU-compatible front end when called by that name);
+#   PREFIX/lib/plugvm/guest.elf and guest-rt.elf (the RT build), where plugvm, plugvm-latency
+#   --rt and configs/libvirt/*.xml look for them. DEBUG=0 installs the guests without the lock
+#   validator. uninstall removes these files, and PREFIX/lib/plugvm once empty; nothing else.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_BINDIR := $(DESTDIR)$(PREFIX)/bin
+INSTALL_LIBDIR := $(DESTDIR)$(PREFIX)/lib/plugvm
+INSTALL_PROGRAMS := plugvm plugctl plugvm-latency
+.PHONY: install uninstall
+install: all
+	$(Q)install -d -m 0755 '$(INSTALL_BINDIR)' '$(INSTALL_LIBDIR)'
+	$(Q)install -m 0755 $(addprefix $(B)/,$(INSTALL_PROGRAMS)) '$(INSTALL_BINDIR)/'
+	$(Q)ln -sfn plugvm '$(INSTALL_BINDIR)/plugvm-qemu'
+	$(Q)install -m 0644 $(GUEST_PREFIX)/guest.elf '$(INSTALL_LIBDIR)/guest.elf'
+	$(Q)install -m 0644 $(GUEST_PREFIX)/rt/guest.elf '$(INSTALL_LIBDIR)/guest-rt.elf'
+	@echo "  INSTALL $(INSTALL_PROGRAMS) plugvm-qemu -> $(INSTALL_BINDIR)"
+	@echo "  INSTALL guest.elf guest-rt.elf -> $(INSTALL_LIBDIR)"
+uninstall:
+	$(Q)rm -f $(addprefix '$(INSTALL_BINDIR)'/,$(INSTALL_PROGRAMS) plugvm-qemu) \
+		'$(INSTALL_LIBDIR)/guest.elf' '$(INSTALL_LIBDIR)/guest-rt.elf'
+	$(Q)if [ -d '$(INSTALL_LIBDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(INSTALL_LIBDIR)'; fi
 
 # ---- dependencies, run, test -------------------------------------------------------------
 .PHONY: deps run test test-quick integration

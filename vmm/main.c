@@ -28,19 +28,33 @@
 #include "version.h"
 #include "vm.h"
 
-/* guest.elf beside the running binary, so build/plugvm finds build/guest.elf. */
+/*
+ * The guest plugvm boots without --kernel: guest.elf beside the running binary (build/plugvm
+ * finds build/guest.elf), else the installed one, ../lib/plugvm/guest.elf from it (`make
+ * install`'s layout); neither there: the first, for the error to name.
+ * tests/integration/test_install.py guards both.
+ */
 static char *default_kernel(void)
 {
-	char exe[PATH_MAX], *dir, *path;
+	char exe[PATH_MAX], *dir, *beside, *installed;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (n <= 0)
 		return strdup("guest.elf");
 	exe[n] = '\0';
 	dir = dirname(exe);
-	if (asprintf(&path, "%s/guest.elf", dir) < 0)
+	if (asprintf(&beside, "%s/guest.elf", dir) < 0)
 		return NULL;
-	return path;
+	if (!access(beside, R_OK))
+		return beside;
+	if (asprintf(&installed, "%s/../lib/plugvm/guest.elf", dir) < 0)
+		return beside;
+	if (!access(installed, R_OK)) {
+		free(beside);
+		return installed;
+	}
+	free(installed);
+	return beside;
 }
 
 /*
