@@ -30,6 +30,8 @@ struct cpus;
 
 /* How long a guest has to complete a removal before CPUS_EVENT_UNPLUG_FAILED. */
 #define CPUS_UNPLUG_TIMEOUT_MS 10000
+/* The longest id a slot keeps (QMP's ids are at most 64 bytes). */
+#define CPUS_MAX_ID 64
 /* Spare vCPUs (--spare-vcpus) are created once hotplug has been quiet this long. */
 #define CPUS_SPARE_QUIET_MS 10
 
@@ -43,7 +45,9 @@ enum cpus_event_type {
 struct cpus_event {
 	enum cpus_event_type type;
 	unsigned slot;
-	const char *id; /* DELETED, UNPLUG_FAILED: the id given at add, or NULL (the call's) */
+	/* OST (while the slot holds it), DELETED, UNPLUG_FAILED: the id given at add, or NULL;
+	 * it lives for the call */
+	const char *id;
 	uint32_t ost_source, ost_status; /* OST: the _OST event (1 insert, 3 eject) and status */
 	bool online; /* REPORT: online, or offline */
 	int32_t result; /* REPORT: 0 or the guest's -errno */

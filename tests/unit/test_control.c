@@ -2,8 +2,8 @@
 /*
  * Unit tests for vmm/control/control.c with a real QMP server and socket client: the vCPU
  * lifecycle's events as QMP events (their shapes, and the rate limit on those the guest
- * triggers at will), and device_add / device_del's answers to what the
- * lifecycle says. The lifecycle (cpus.h) is a stub the test sets.
+ * triggers at will), and device_add / device_del's answers to what the lifecycle says.
+ * The lifecycle (cpus.h) is a stub the test sets.
  */
 #include "tests/unit/unit.h"
 
@@ -332,7 +332,20 @@ static void test_stats_from_kvm(void **state)
 	close(kvm);
 }
 
+/* ACPI_DEVICE_OST names the device as QEMU's ACPIOSTInfo does, when the slot holds one. */
+static void test_ost_names_the_device(void **state)
+{
+	struct cpus_event ost = { .type = CPUS_EVENT_OST, .slot = 1, .id = "vcpu1" };
+
+	(void)state;
+	event(&ost);
+	assert_contains(qmp_test_read(vm.qmp, client),
+			"{\"event\":\"ACPI_DEVICE_OST\",\"data\":{\"info\":{\"device\":\"vcpu1\","
+			"\"source\":0,\"status\":0,\"slot\":\"1\",\"slot-type\":\"CPU\"}}");
+}
+
 UNIT_MAIN(NULL, NULL, UNIT_TEST_FIXTURE(test_lifecycle_events_as_qmp),
+	  UNIT_TEST_FIXTURE(test_ost_names_the_device),
 	  UNIT_TEST_FIXTURE(test_ost_burst_is_rate_limited),
 	  UNIT_TEST_FIXTURE(test_add_and_del_answers), UNIT_TEST_FIXTURE(test_inject_nmi),
 	  UNIT_TEST_FIXTURE(test_stats_from_kvm))

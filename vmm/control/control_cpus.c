@@ -88,6 +88,8 @@ static struct json_object *ost_data(const struct cpus_event *e)
 	char s[16];
 
 	snprintf(s, sizeof(s), "%u", e->slot);
+	if (e->id) /* QEMU's ACPIOSTInfo: the device's id, while the slot holds one */
+		json_object_object_add(info, "device", json_object_new_string(e->id));
 	json_object_object_add(info, "source", json_object_new_int64(e->ost_source));
 	json_object_object_add(info, "status", json_object_new_int64(e->ost_status));
 	json_object_object_add(info, "slot", json_object_new_string(s));
