@@ -39,10 +39,10 @@ VMM_CONFIG_SRCS := $(addprefix vmm/config/,config.c config_smp.c config_chaos.c 
 	config_validate.c)
 VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domain_xml_cpus.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
-	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c) $(VMM_CONFIG_SRCS) \
-	$(VMM_DOMAIN_SRCS)
+	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c vcpu_crash.c) \
+	$(VMM_CONFIG_SRCS) $(VMM_DOMAIN_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_dump.c e820.c cpuid.c regs.c)
-VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
+VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c reset_control.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c latency.c virtio_mmio.c \
 	virtio_console.c)
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)

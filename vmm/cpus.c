@@ -387,6 +387,7 @@ int cpus_reset(struct cpus *c)
 		if (ret)
 			return ret;
 	}
+	c->run_state = CPUS_PRELAUNCH; /* QEMU's state after a reset of a VM not running */
 	return 0;
 }
 

@@ -77,7 +77,7 @@ void cpus_set_event_fn(struct cpus *c, void (*fn)(void *opaque, const struct cpu
 
 /* QEMU's run states, as far as the vCPUs go (query-status). */
 enum cpus_run_state {
-	CPUS_PRELAUNCH, /* -S: never run yet (also before cpus_start_boot()) */
+	CPUS_PRELAUNCH, /* -S: never run yet (also before cpus_start_boot(), after cpus_reset()) */
 	CPUS_RUNNING,
 	CPUS_PAUSED, /* QMP stop */
 };
@@ -103,7 +103,8 @@ int cpus_pause(struct cpus *c);
  * system_reset's part for the vCPUs, paused or before `cont` (-EBUSY while running): every
  * vCPU out of the guest, hot-added ones parked (CPUS_EVENT_DELETED), boot CPUs the guest
  * removed started again, the hotplug block as at power-on, vCPU 0 at the kernel's entry and
- * the other boot CPUs waiting for INIT/SIPI. They run at cpus_resume(). Main thread.
+ * the other boot CPUs waiting for INIT/SIPI; the run state is then prelaunch, as QEMU's.
+ * They run at cpus_resume(). Main thread.
  * Returns 0, or -errno (logged): the VM cannot go on.
  */
 int cpus_reset(struct cpus *c);

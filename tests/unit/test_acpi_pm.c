@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for vmm/devices/acpi_pm.c through the port bus, as the guest reaches it: the
- * PM timer read whole and by parts, the PM1 status write-one-to-clear, and S5.
+ * PM timer read whole and by parts, the PM1 status write-one-to-clear, and S5 (the guest's
+ * power-off, handed to the VM's action).
  */
 #include "tests/unit/unit.h"
 
@@ -13,6 +14,7 @@
 
 static struct vm vm;
 static int stop_status = -1;
+static unsigned poweroffs;
 
 void vm_request_stop(struct vm *v, int status)
 {
@@ -20,11 +22,18 @@ void vm_request_stop(struct vm *v, int status)
 	stop_status = status;
 }
 
+void vm_guest_poweroff(struct vm *v)
+{
+	(void)v;
+	poweroffs++;
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	memset(&vm, 0, sizeof(vm));
 	stop_status = -1;
+	poweroffs = 0;
 	return acpi_pm_init(&vm);
 }
 
@@ -110,9 +119,11 @@ static void test_power_button_status_and_s5(void **state)
 	assert_int_not_equal(in(PLUGVM_PORT_PM1A_EVT, 2) & (1u << 8), 0);
 	out(PLUGVM_PORT_PM1A_EVT, 2, 1u << 8); /* write one to clear */
 	assert_int_equal(in(PLUGVM_PORT_PM1A_EVT, 2) & (1u << 8), 0);
-	assert_int_equal(stop_status, -1);
+	assert_int_equal(poweroffs, 0);
 	out(PLUGVM_PORT_PM1A_CNT, 2, PLUGVM_S5_SLP_TYP << 10 | PLUGVM_PM1_CNT_SLP_EN);
-	assert_int_equal(stop_status, 0);
+	/* S5 is the guest's power-off: what follows is the VM's action (vm_guest_poweroff()). */
+	assert_int_equal(poweroffs, 1);
+	assert_int_equal(stop_status, -1);
 }
 
 int main(void)

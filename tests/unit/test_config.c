@@ -542,6 +542,37 @@ static void test_sandbox_runas(void **state)
 	parse_fails("needs a value", "--runas");
 }
 
+/* --no-shutdown and --no-reboot, in QEMU's spelling too: the power-off and reset actions. */
+static void test_actions(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "--smp", "1", NULL);
+	assert_int_equal(p.cfg.on_poweroff, ACTION_EXIT);
+	assert_int_equal(p.cfg.on_reset, ACTION_EXIT);
+	config_free(&p.cfg);
+	parse(&p, "--no-shutdown", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.on_poweroff, ACTION_PAUSE);
+	assert_int_equal(p.cfg.on_reset, ACTION_EXIT);
+	config_free(&p.cfg);
+	/* Over a reset that reboots (the front end's default), -no-reboot shuts down instead. */
+	config_defaults(&p.cfg);
+	p.cfg.on_reset = ACTION_RESET;
+	assert_int_equal(
+	    config_apply_args(&p.cfg, 3,
+			      (char *const[]){ "plugvm", "-no-reboot", "-no-shutdown", NULL },
+			      p.err, sizeof(p.err)),
+	    CONFIG_RUN);
+	assert_int_equal(p.cfg.on_reset, ACTION_EXIT);
+	assert_int_equal(p.cfg.on_poweroff, ACTION_PAUSE);
+	config_free(&p.cfg);
+	parse_fails("option '--no-shutdown' takes no value", "--no-shutdown=1");
+	parse_fails("option '-no-reboot' takes no value", "-no-reboot=yes");
+	parse_fails("unknown option '--no-shutdowns'", "--no-shutdowns");
+}
+
 static void test_spare_vcpus(void **state)
 {
 	struct parsed p;
@@ -786,7 +817,7 @@ int main(void)
 		cmocka_unit_test(test_smp_topology),	 cmocka_unit_test(test_sandbox_runas),
 		cmocka_unit_test(test_spare_vcpus),	 cmocka_unit_test(test_chaos_flag),
 		cmocka_unit_test(test_chaos_values),	 cmocka_unit_test(test_chaos_errors),
-		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_validate),	 cmocka_unit_test(test_actions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,6 +39,11 @@ const char config_usage[] =
     "                         plugvm-PID.qmp, printed at start)\n"
     "  -S                     do not start the vCPUs until QMP `cont` (as QEMU; needs\n"
     "                         a control socket)\n"
+    "  --no-shutdown          a guest power-off stops the vCPUs and plugvm stays (QMP\n"
+    "                         SHUTDOWN, STOP; system_reset and cont boot it again), as\n"
+    "                         QEMU's -no-shutdown\n"
+    "  --no-reboot            a guest reset request (port 0xcf9) is a power-off (the\n"
+    "                         default; QMP set-action reboot=reset makes it reboot)\n"
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
     "  --domain FILE.xml      a libvirt domain document (docs/domain-xml.md); the other\n"
     "                         flags override it\n"
@@ -249,6 +254,22 @@ static enum config_status opt_paused(struct vm_config *cfg, const char *val, cha
 	return CONFIG_RUN;
 }
 
+static enum config_status opt_no_shutdown(struct vm_config *cfg, const char *val, char *err,
+					  size_t errlen)
+{
+	(void)val, (void)err, (void)errlen;
+	cfg->on_poweroff = ACTION_PAUSE;
+	return CONFIG_RUN;
+}
+
+static enum config_status opt_no_reboot(struct vm_config *cfg, const char *val, char *err,
+					size_t errlen)
+{
+	(void)val, (void)err, (void)errlen;
+	cfg->on_reset = ACTION_EXIT;
+	return CONFIG_RUN;
+}
+
 static enum config_status opt_virtio(struct vm_config *cfg, const char *val, char *err,
 				     size_t errlen)
 {
@@ -335,6 +356,8 @@ static const struct opt opts[] = {
 	{ { "append" }, ARG_REQUIRED, opt_append },
 	{ { "qmp" }, ARG_REQUIRED, opt_qmp },
 	{ { "S" }, ARG_NONE, opt_paused },
+	{ { "no-shutdown" }, ARG_NONE, opt_no_shutdown },
+	{ { "no-reboot" }, ARG_NONE, opt_no_reboot },
 	{ { "virtio" }, ARG_REQUIRED, opt_virtio },
 	{ { "chaos" }, ARG_OPTIONAL, opt_chaos },
 	{ { "domain" }, ARG_REQUIRED, opt_domain },

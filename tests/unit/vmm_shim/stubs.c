@@ -39,6 +39,16 @@ WEAK void vm_request_reset(struct vm *vm)
 	(void)vm;
 }
 
+WEAK void vm_guest_poweroff(struct vm *vm)
+{
+	(void)vm;
+}
+
+WEAK void vm_guest_reset(struct vm *vm)
+{
+	(void)vm;
+}
+
 /* ---- KVM's interrupt lines and --chaos ---- */
 WEAK int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
 {
