@@ -50,6 +50,7 @@ VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c 
 	agent_requests.c control_agent.c)
 VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_cpus.c \
 	vmm/control/control_stats.c vmm/control/control_domain.c vmm/control/control_latency.c \
+	vmm/control/control_libvirt.c \
 	$(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)

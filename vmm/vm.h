@@ -66,6 +66,7 @@ struct vm {
 	 * main loop stops the vCPUs; reset_shutdown says it was a reset. */
 	atomic_bool poweroff_requested, reset_shutdown;
 	bool powered_off; /* QEMU's "shutdown" run state, until system_reset; main thread */
+	bool migrate_events; /* QMP migrate-set-capabilities' "events" (never sent); main thread */
 	struct chaos *chaos; /* --chaos, else NULL */
 	struct latency_dev *latency; /* the latency statistics port (devices/latency.h) */
 

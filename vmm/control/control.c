@@ -18,6 +18,7 @@
 #include "control_cpus.h"
 #include "control_domain.h"
 #include "control_latency.h"
+#include "control_libvirt.h"
 #include "control_stats.h"
 #include "../cpus.h"
 #include "../devices/acpi_pm.h"
@@ -301,23 +302,24 @@ static const struct qmp_command machine_commands[] = {
 };
 
 /*
- * base_commands, the CPU commands (control_cpus.c), machine_commands, then the agent's
+ * base_commands, the CPU commands (control_cpus.c), machine_commands, the ones libvirt
+ * asks of a running domain (control_libvirt.c), then the agent's
  * (control_agent.c), the domain's (control_domain.c), the statistics (control_stats.c), the
  * latency one (control_latency.c), then the end marker.
  */
-static struct qmp_command commands[64];
+static struct qmp_command commands[128];
 
 static void merge_commands(void)
 {
-	const struct qmp_command *tables[] = { base_commands,		control_cpus_commands,
-					       machine_commands,	control_agent_commands,
-					       control_domain_commands, control_stats_commands,
-					       control_latency_commands },
+	const struct qmp_command *tables[] = { base_commands,	       control_cpus_commands,
+					       machine_commands,       control_libvirt_commands,
+					       control_agent_commands, control_domain_commands,
+					       control_stats_commands, control_latency_commands },
 				 *c;
 	unsigned n = 0, t;
 
 	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (c = tables[t]; c->name && n < 63; c++)
+		for (c = tables[t]; c->name && n < 127; c++)
 			commands[n++] = *c;
 	commands[n] = (struct qmp_command){ NULL, NULL, NULL };
 }

@@ -85,6 +85,9 @@ int qmp_server_fd(const struct qmp_server *s);
 int qmp_server_event_fd(const struct qmp_server *s);
 int qmp_server_dir_fd(const struct qmp_server *s);
 
+/* The socket's path (NULL before qmp_server_listen() succeeded). */
+const char *qmp_server_path(const struct qmp_server *s);
+
 /* Accept clients, read requests, run commands, write replies and queued events. */
 void qmp_server_dispatch(struct qmp_server *s);
 
