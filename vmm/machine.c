@@ -207,13 +207,15 @@ fail:
  */
 static void machine_poweroff_paused(struct vm *vm)
 {
-	bool reset = atomic_exchange(&vm->reset_shutdown, false);
+	bool reset = atomic_exchange(&vm->reset_shutdown, false),
+	     was_running = cpus_run_state(vm->cpus) == CPUS_RUNNING;
 
 	log_info("guest powered off: the vCPUs stop, the VM waits (-no-shutdown)");
 	control_guest_shutdown(vm, reset);
 	vm->powered_off = true;
 	cpus_pause(vm->cpus);
-	control_stopped(vm);
+	if (was_running) /* as QEMU's: STOP only when the vCPUs ran (a `stop` came first) */
+		control_stopped(vm);
 }
 
 /* Console input for the UART. Returns false at EOF or on error (stop watching stdin). */
@@ -280,10 +282,11 @@ static int event_loop(struct vm *vm, int sig_fd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		control_tick(vm);
-		if (vm_take_reset(vm))
-			machine_reset(vm);
+		/* A power-off before a reset, as QEMU's main loop: a reset asked after it wins. */
 		if (vm_take_poweroff(vm))
 			machine_poweroff_paused(vm);
+		if (vm_take_reset(vm))
+			machine_reset(vm);
 		cpus_process(vm->cpus);
 		if (n < 0) {
 			log_error("epoll_wait: %s", strerror(errno));
