@@ -312,8 +312,8 @@ check-hardening: vmm
 # drive its surfaces (QMP, plugctl, hotplug, the agent, virtio, chaos, bad input). The rest
 # (test_boot, test_sched, test_timer, test_reliability) spend their time in the guest, and
 # the whole suite under ASan would take CI past its 30 minutes: `make check-san-all`.
-SAN_TESTS := test_qmp.py test_plugctl.py test_hotplug.py test_agent.py test_virtio.py \
-	test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py
+SAN_TESTS := test_qmp.py test_qmp_libvirt.py test_plugctl.py test_hotplug.py test_agent.py \
+	test_virtio.py test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py
 check-san: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
 	$(Q)ln -sf ../guest.elf build/san/guest.elf
@@ -327,13 +327,15 @@ check-san-all: guest
 		-k "not qemu and not test_sandbox and not test_domain" $(PYTEST_ARGS)
 
 # The VMM under ThreadSanitizer running the hotplug (but the long churn) and QMP integration
-# tests (~2 min): a data race ends plugvm with status 66, which fails the test.
+# tests, libvirt's included (~2 min): a data race ends plugvm with status 66, which fails the
+# test.
 check-tsan: guest
 	$(Q)$(MAKE) TSAN=1 vmm
 	$(Q)ln -sf ../guest.elf build/tsan/guest.elf
 	$(Q)TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
 		PLUGVM_BIN=$(CURDIR)/build/tsan/plugvm $(PYTEST) -q tests/integration/test_hotplug.py \
-		tests/integration/test_qmp.py -k "not churn" $(PYTEST_ARGS)
+		tests/integration/test_qmp.py tests/integration/test_qmp_libvirt.py -k "not churn" \
+		$(PYTEST_ARGS)
 
 check: deps
 	$(Q)$(MAKE) all
