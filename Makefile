@@ -41,7 +41,7 @@ VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domai
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
 	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c vcpu_crash.c) \
 	$(VMM_CONFIG_SRCS) $(VMM_DOMAIN_SRCS)
-VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_dump.c e820.c cpuid.c regs.c)
+VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_layout.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c reset_control.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c latency.c virtio_mmio.c \
 	virtio_console.c)
@@ -50,8 +50,7 @@ VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c 
 	agent_requests.c control_agent.c)
 VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_cpus.c \
 	vmm/control/control_stats.c vmm/control/control_domain.c vmm/control/control_latency.c \
-	vmm/control/control_libvirt.c \
-	$(VMM_AGENT_SRCS)
+	vmm/control/control_probe.c vmm/control/control_libvirt.c $(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c -lxml2 -lseccomp
@@ -313,7 +312,8 @@ check-hardening: vmm
 # (test_boot, test_sched, test_timer, test_reliability) spend their time in the guest, and
 # the whole suite under ASan would take CI past its 30 minutes: `make check-san-all`.
 SAN_TESTS := test_qmp.py test_qmp_libvirt.py test_plugctl.py test_hotplug.py test_agent.py \
-	test_virtio.py test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py
+	test_virtio.py test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py \
+	test_qmp_probe.py
 check-san: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
 	$(Q)ln -sf ../guest.elf build/san/guest.elf

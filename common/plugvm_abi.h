@@ -13,9 +13,12 @@
  *      signature runs on another hypervisor and must not use any plugvm extension.
  *   3. CPUID PLUGVM_CPUID_INFO returns EAX = ABI version, EBX = TSC kHz, ECX = LAPIC timer
  *      kHz, EDX = PLUGVM_FEATURE_* bits. A guest refuses extensions whose ABI major differs.
- *   4. Everything else is the PC platform of QEMU's `pc` machine as far as the guest can
- *      tell: the ports below, ACPI tables (RSDP, XSDT, FADT, MADT, DSDT) found through
- *      hvm_start_info.rsdp_paddr, a 16550 at COM1, KVM's LAPIC and IOAPIC.
+ *   4. Everything else is the PC platform of QEMU's `pc` machine, or of its `q35` with
+ *      `--machine q35`, as far as the guest can tell: the ports below, ACPI tables (RSDP,
+ *      XSDT, FADT, MADT, DSDT) found through hvm_start_info.rsdp_paddr, a 16550 at COM1,
+ *      KVM's LAPIC and IOAPIC. The FADT's GPE0_BLK tells the two apart (PLUGVM_PORT_GPE0
+ *      on pc, PLUGVM_PORT_ICH9_GPE0 on q35); only the GPE0 block and the CPU hotplug
+ *      block move.
  */
 #ifndef PLUGVM_COMMON_ABI_H
 #define PLUGVM_COMMON_ABI_H
@@ -24,7 +27,7 @@
 
 /* ABI version: major in the high 16 bits, minor in the low 16 bits. */
 #define PLUGVM_ABI_MAJOR   1
-#define PLUGVM_ABI_MINOR   0
+#define PLUGVM_ABI_MINOR   1
 #define PLUGVM_ABI_VERSION ((PLUGVM_ABI_MAJOR << 16) | PLUGVM_ABI_MINOR)
 
 /* CPUID leaves. */
@@ -59,6 +62,15 @@
 #define PLUGVM_PORT_CPUHP	   0xaf00 /* QEMU's modern ACPI CPU hotplug block */
 #define PLUGVM_PORT_CPUHP_LEN	   12
 #define PLUGVM_SCI_IRQ		   9 /* level, active high */
+
+/*
+ * The same with --machine q35 (QEMU's ICH9 LPC): the PM block, SCI and everything else as
+ * above; GPE0 inside the PM block (status 8 bytes, then enable 8 bytes) and the CPU hotplug
+ * block at ICH9's base. The CPU hotplug event is GPE0 bit 2 on both machines.
+ */
+#define PLUGVM_PORT_ICH9_GPE0	  (PLUGVM_PORT_PM_BASE + 0x20) /* STS 0x620-7, EN 0x628-f */
+#define PLUGVM_PORT_ICH9_GPE0_LEN 16
+#define PLUGVM_PORT_ICH9_CPUHP	  0x0cd8
 
 #define PLUGVM_PM_TMR_HZ	  3579545u
 #define PLUGVM_PM1_CNT_SCI_EN	  0x0001u

@@ -26,6 +26,7 @@
 #include "cpus_internal.h"
 #include "vcpu.h"
 #include "vm.h"
+#include "x86/acpi_layout.h"
 
 /*
  * gcc 12's -fanalyzer loses the ids strdup()ed into the slots reached through c and reports
@@ -89,7 +90,7 @@ static void raise_gpe(void *opaque)
 {
 	struct cpus *c = opaque;
 
-	acpi_pm_raise_gpe(c->vm, ACPI_CPU_HOTPLUG_GPE_BIT);
+	acpi_pm_raise_gpe(c->vm, c->block_gpe_bit);
 }
 
 static void on_eject(void *opaque, unsigned slot)
@@ -180,12 +181,19 @@ int cpus_create(struct vm *vm)
 	struct acpi_cpu_hotplug_ops bo = block_ops;
 	struct direct_start_ops so = { .running = on_running, .start = on_direct_start };
 	struct hotplug_report_ops ro = { .report = on_report };
-	struct cpus *c = calloc(1, sizeof(*c));
+	const struct acpi_layout *l = acpi_layout_of(vm->cfg->machine);
+	struct cpus *c;
 	unsigned i;
 	int ret;
 
+	if (!l) {
+		log_error("cpu-hotplug: no port layout for machine %d", (int)vm->cfg->machine);
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->block_gpe_bit = l->cpuhp_gpe_bit;
 	c->vm = vm;
 	c->nr = vm->cfg->max_cpus;
 	c->spares_wanted = vm->cfg->spare_vcpus;
@@ -217,7 +225,7 @@ int cpus_create(struct vm *vm)
 	bo.opaque = so.opaque = ro.opaque = c;
 	ret = acpi_cpu_hotplug_init(&c->block, c->nr, vm->cfg->nr_cpus, &bo);
 	if (!ret)
-		ret = acpi_cpu_hotplug_attach(&c->block, &vm->pio);
+		ret = acpi_cpu_hotplug_attach(&c->block, &vm->pio, l->cpuhp_base);
 	if (!ret)
 		ret = hotplug_report_init(&c->report_port, vm, &ro);
 	if (!ret)

@@ -58,7 +58,8 @@ struct cpus_event {
 
 /*
  * Create the slots (cfg->max_cpus, none with a vCPU yet) and the CPU hotplug devices on
- * vm->pio, the first cfg->nr_cpus shown present. Needs the PM device (acpi_pm_init) first.
+ * vm->pio (the ACPI block at the cfg->machine layout's base), the first cfg->nr_cpus shown
+ * present. Needs the PM device (acpi_pm_init) first.
  * Sets vm->cpus. Returns 0 or -errno (logged).
  */
 int cpus_create(struct vm *vm);

@@ -56,7 +56,8 @@ struct cpus {
 	enum cpus_run_state run_state; /* main thread */
 	struct vcpu_gate gate; /* closed: every vCPU thread waits before KVM_RUN */
 	bool gate_ready;
-	struct acpi_cpu_hotplug block;
+	struct acpi_cpu_hotplug block; /* at the machine's layout's cpuhp_base */
+	unsigned block_gpe_bit; /* the block's event in GPE0: the layout's cpuhp_gpe_bit */
 	struct direct_start start_port;
 	struct hotplug_report report_port;
 	int wake_fd; /* eventfd: work for cpus_process() */

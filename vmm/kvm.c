@@ -23,6 +23,32 @@ static int check_cap(struct kvm *k, long cap)
 	return r < 0 ? 0 : r;
 }
 
+/* KVM_CAP_MAX_VCPUS, else KVM_CAP_NR_VCPUS, else KVM's documented minimum. */
+static unsigned max_vcpus(struct kvm *k)
+{
+	unsigned n = (unsigned)check_cap(k, KVM_CAP_MAX_VCPUS);
+
+	if (!n)
+		n = (unsigned)check_cap(k, KVM_CAP_NR_VCPUS);
+	return n ? n : 4;
+}
+
+int kvm_probe(const char *dev_path, unsigned *max)
+{
+	struct kvm k = { .vm_fd = -1 };
+	int err = 0;
+
+	k.dev_fd = open(dev_path, O_RDWR | O_CLOEXEC);
+	if (k.dev_fd < 0)
+		return -errno;
+	if (ioctl(k.dev_fd, KVM_GET_API_VERSION, 0) != KVM_API_VERSION)
+		err = -ENOTSUP;
+	else
+		*max = max_vcpus(&k);
+	close(k.dev_fd);
+	return err;
+}
+
 static int get_supported_cpuid(struct kvm *k)
 {
 	size_t sz = sizeof(struct kvm_cpuid2) + CPUID_MAX_ENTRIES * sizeof(struct kvm_cpuid_entry2);
@@ -80,11 +106,7 @@ int kvm_open(struct kvm *k, const char *dev_path)
 			goto fail;
 		}
 	}
-	k->max_vcpus = (unsigned)check_cap(k, KVM_CAP_MAX_VCPUS);
-	if (!k->max_vcpus)
-		k->max_vcpus = (unsigned)check_cap(k, KVM_CAP_NR_VCPUS);
-	if (!k->max_vcpus)
-		k->max_vcpus = 4; /* KVM's documented minimum when neither cap answers */
+	k->max_vcpus = max_vcpus(k);
 	k->tsc_deadline = check_cap(k, KVM_CAP_TSC_DEADLINE_TIMER) > 0;
 	k->run_size = ioctl(k->dev_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (k->run_size < (int)sizeof(struct kvm_run)) {

@@ -33,6 +33,13 @@ struct kvm {
 int kvm_open(struct kvm *k, const char *dev_path);
 
 /*
+ * Whether `dev_path` is a KVM device this process may use (opened read-write, KVM's API),
+ * without a VM: 0 with KVM's vCPU limit in *max_vcpus (as kvm_open() reads it), or -errno.
+ * Logs nothing (a probe: the caller says what it means).
+ */
+int kvm_probe(const char *dev_path, unsigned *max_vcpus);
+
+/*
  * Register guest RAM as memory slots, then create the in-kernel irqchip (IOAPIC, PICs,
  * one LAPIC per vCPU created afterwards). Must run before any vCPU exists. Returns 0 or
  * -errno (logged).

@@ -46,7 +46,9 @@
 
 static int load_guest(struct vm *vm)
 {
-	struct acpi_config acfg = { .nr_cpus = vm->cfg->nr_cpus, .max_cpus = vm->cfg->max_cpus };
+	struct acpi_config acfg = { .nr_cpus = vm->cfg->nr_cpus,
+				    .max_cpus = vm->cfg->max_cpus,
+				    .layout = acpi_layout_of(vm->cfg->machine) };
 	struct loaded_kernel k;
 	char err[512];
 	uint8_t *acpi;
@@ -100,6 +102,9 @@ static int load_guest(struct vm *vm)
 			  LAYOUT_CMDLINE_MAX - 1 - added, added, LAYOUT_CMDLINE_MAX - 1);
 		return PLUGVM_EXIT_USAGE;
 	}
+	log_debug("machine %s (%s): GPE0 %#x (%u bytes), CPU hotplug block %#x", acfg.layout->name,
+		  acfg.layout->chipset, acfg.layout->gpe0_base, acfg.layout->gpe0_len,
+		  acfg.layout->cpuhp_base);
 	log_debug("kernel [%#llx-%#llx) entry %#x, start_info %#llx, rsdp %#llx",
 		  (unsigned long long)k.lowest, (unsigned long long)k.highest, k.entry,
 		  (unsigned long long)vm->start_info, (unsigned long long)rsdp);

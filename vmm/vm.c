@@ -128,3 +128,8 @@ int vm_exit_status(struct vm *vm)
 	pthread_mutex_unlock(&vm->stop_lock);
 	return status;
 }
+
+bool vm_has_machine(const struct vm *vm)
+{
+	return vm->cpus != NULL;
+}

@@ -113,6 +113,12 @@ void vm_guest_reset(struct vm *vm);
 /* A paused power-off was asked for since the last call (main thread; clears it). */
 bool vm_take_poweroff(struct vm *vm);
 
+/*
+ * The VM has a guest machine (vCPUs, devices, a kernel). False under QEMU's -machine none
+ * (libvirt's capabilities probe), where only the control socket runs. Any thread.
+ */
+bool vm_has_machine(const struct vm *vm);
+
 /* The status the first vm_request_stop() gave (0 if none). */
 int vm_exit_status(struct vm *vm);
 

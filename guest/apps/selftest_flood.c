@@ -15,6 +15,7 @@
 
 #include "apps/selftest.h"
 #include "arch.h"
+#include "drivers/acpi_cpu_hotplug.h"
 #include "drivers/agent.h"
 #include "drivers/virtio_console.h"
 #include "drivers/virtio_mmio.h"
@@ -163,7 +164,7 @@ static void ring_round(struct flood *f, struct virtio_dev *d, unsigned q, const 
 static void one_round(struct flood *f, enum flood_kind kind)
 {
 	const struct source *s = &f->src[kind];
-	uint16_t b = PLUGVM_PORT_CPUHP;
+	uint16_t b = acpi_cpu_hotplug_base(); /* the machine's block (pc 0xaf00, q35 0x0cd8) */
 
 	switch (kind) {
 	case F_UART:
@@ -263,6 +264,8 @@ static int setup(struct flood *f)
 		if (!f->agent)
 			return selftest_fail("no agent device");
 	}
+	if (uses(f, F_OST) && !acpi_cpu_hotplug_base())
+		return selftest_fail("no CPU hotplug block to flood with _OST");
 	if (uses(f, F_CONSOLE)) {
 		f->con = virtio_mmio_dev(PLUGVM_VIRTIO_SLOT_CONSOLE, VIRTIO_ID_CONSOLE);
 		if (!f->con || virtio_dev_init(f->con, 2))

@@ -2,9 +2,11 @@
 /*
  * selftest=hostile (only when named): the guest turns on its VMM. For hostile.ms (default
  * 3000) it writes random and adversarial values, from hostile.seed (default 1), to every
- * port, MMIO register and virtqueue plugvm exposes: the ACPI CPU hotplug block (selector
+ * port, MMIO register and virtqueue plugvm exposes: the ACPI CPU hotplug block (at the base
+ * the driver found, 0xaf00 on pc or 0x0cd8 on q35; selector
  * and command abuse, ejecting the boot CPU, _OST floods), the paravirt report and
- * direct-start ports (bad addresses, bad contexts), the PM and GPE blocks, the 16550, both
+ * direct-start ports (bad addresses, bad contexts), the PM and GPE blocks (GPE0 where the
+ * FADT says), the 16550, both
  * virtio-mmio windows (registers, ring addresses, notifies of every queue) and the agent
  * channel (garbage rings, malformed messages). The VMM must survive it; the host side
  * (tests/integration/test_hostile.py) then checks that plugvm answers QMP and hot-adds a
@@ -73,6 +75,8 @@ struct hostile {
 	struct virtio_dev *agent; /* claimed from its driver, or NULL */
 	struct virtio_dev *con;
 	bool ring_dirty; /* hit_agent_ring() wrote the rings: the driver's free list is gone */
+	uint16_t cpuhp; /* the CPU hotplug block's base (the machine's: the driver probed it) */
+	uint16_t gpe0, gpe0_len; /* GPE0 as the FADT gives it (pc: 0xafe0, 4; q35: 0x620, 16) */
 	unsigned long ops[T_NR];
 };
 
@@ -156,7 +160,7 @@ static void hit_ports(struct hostile *h, uint16_t base, unsigned len,
 
 static void hit_cpuhp(struct hostile *h)
 {
-	uint16_t b = PLUGVM_PORT_CPUHP;
+	uint16_t b = h->cpuhp;
 
 	switch (rnd(h) % 5) {
 	case 0: /* eject the boot CPU: select slot 0, eject (the VMM must refuse) */
@@ -433,11 +437,13 @@ static void hit_agent_msg(struct hostile *h)
 struct saved {
 	uint8_t uart_ier, uart_lcr, uart_mcr, uart_dll, uart_dlm;
 	uint16_t pm1_en, pm1_cnt;
-	uint16_t gpe_en;
+	uint8_t gpe_en[8]; /* the enable half of GPE0 (2 bytes on pc, 8 on q35) */
 };
 
-static void save_state(struct saved *s)
+static void save_state(const struct hostile *h, struct saved *s)
 {
+	unsigned i;
+
 	s->uart_ier = inb(PLUGVM_PORT_COM1 + 1);
 	s->uart_lcr = inb(PLUGVM_PORT_COM1 + 3);
 	s->uart_mcr = inb(PLUGVM_PORT_COM1 + 4);
@@ -447,11 +453,14 @@ static void save_state(struct saved *s)
 	outb(PLUGVM_PORT_COM1 + 3, s->uart_lcr);
 	s->pm1_en = inw(PLUGVM_PORT_PM1A_EVT + 2);
 	s->pm1_cnt = inw(PLUGVM_PORT_PM1A_CNT);
-	s->gpe_en = inw(PLUGVM_PORT_GPE0 + 2);
+	for (i = 0; i < h->gpe0_len / 2u; i++)
+		s->gpe_en[i] = inb((uint16_t)(h->gpe0 + h->gpe0_len / 2u + i));
 }
 
-static void restore_state(const struct saved *s)
+static void restore_state(const struct hostile *h, const struct saved *s)
 {
+	unsigned i;
+
 	outb(PLUGVM_PORT_COM1 + 3, 0x80);
 	outb(PLUGVM_PORT_COM1 + 0, s->uart_dll);
 	outb(PLUGVM_PORT_COM1 + 1, s->uart_dlm);
@@ -461,7 +470,8 @@ static void restore_state(const struct saved *s)
 	outb(PLUGVM_PORT_COM1 + 4, s->uart_mcr);
 	outw(PLUGVM_PORT_PM1A_EVT + 2, s->pm1_en);
 	outw(PLUGVM_PORT_PM1A_CNT, (uint16_t)(s->pm1_cnt & ~PLUGVM_PM1_CNT_SLP_EN));
-	outw(PLUGVM_PORT_GPE0 + 2, s->gpe_en);
+	for (i = 0; i < h->gpe0_len / 2u; i++)
+		outb((uint16_t)(h->gpe0 + h->gpe0_len / 2u + i), s->gpe_en[i]);
 }
 
 static int test_hostile(void)
@@ -478,12 +488,18 @@ static int test_hostile(void)
 	if (cpumask_weight(&cpu_online_mask) != 1)
 		return selftest_fail("run it with one CPU online (--smp 1,maxcpus=N)");
 	h.rng = (uint32_t)seed ? (uint32_t)seed : 1;
+	h.cpuhp = acpi_cpu_hotplug_base();
+	h.gpe0 = (uint16_t)acpi_get_info()->gpe0_blk;
+	h.gpe0_len = acpi_get_info()->gpe0_blk_len;
+	if (!h.cpuhp || !h.gpe0 || h.gpe0_len < 2 || h.gpe0_len > 2 * sizeof(saved.gpe_en))
+		return selftest_fail("no CPU hotplug block or GPE0 to hit (block %#x, GPE0 %#x/%u)",
+				     h.cpuhp, h.gpe0, h.gpe0_len);
 	h.scratch = page_zalloc(SCRATCH_PAGES);
 	if (!h.scratch)
 		return selftest_fail("no memory for the scratch pages");
 	h.con = virtio_mmio_dev(PLUGVM_VIRTIO_SLOT_CONSOLE, VIRTIO_ID_CONSOLE);
 	h.agent = agent_device_claim();
-	save_state(&saved);
+	save_state(&h, &saved);
 	printk("selftest hostile: seed=%lu ms=%lu: random writes to every device from now on\n",
 	       (unsigned long)seed, (unsigned long)ms);
 	t0 = arch_now_ns();
@@ -508,7 +524,7 @@ static int test_hostile(void)
 			hit_pm(&h);
 			break;
 		case T_GPE:
-			hit_ports(&h, PLUGVM_PORT_GPE0, PLUGVM_PORT_GPE0_LEN, nasty32);
+			hit_ports(&h, h.gpe0, h.gpe0_len, nasty32);
 			break;
 		case T_UART:
 			hit_ports(&h, PLUGVM_PORT_COM1, PLUGVM_PORT_COM1_LEN, uart_value);
@@ -527,7 +543,7 @@ static int test_hostile(void)
 		h.ops[t]++;
 		total++;
 	}
-	restore_state(&saved);
+	restore_state(&h, &saved);
 	/* The console device's registers were ours too: its driver sets it up again (or it
 	 * has fallen back to the 16550) before anything more is printed. */
 	if (virtio_console_recover(2000000000ull))

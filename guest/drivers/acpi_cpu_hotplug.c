@@ -20,10 +20,10 @@
 #define CTL_CLEAR_REMOVE 0x04
 #define CTL_EJECT	 0x08
 
-/* QEMU's ICH9 (q35) block and its GPE0 (PMBASE + 0x20, 16 bytes: ich9.h). */
-#define ICH9_CPUHP_BASE	   0x0cd8
-#define ICH9_GPE0_FROM_PM1 0x20
-#define ICH9_GPE0_LEN	   16
+/* QEMU's ICH9 (q35) block and its GPE0 (PMBASE + 0x20, 16 bytes), as plugvm's q35 has them. */
+#define ICH9_CPUHP_BASE	   PLUGVM_PORT_ICH9_CPUHP
+#define ICH9_GPE0_FROM_PM1 (PLUGVM_PORT_ICH9_GPE0 - PLUGVM_PORT_PM1A_EVT)
+#define ICH9_GPE0_LEN	   PLUGVM_PORT_ICH9_GPE0_LEN
 
 /* The block's base once probed (0 before, or when there is none). */
 static uint16_t base;

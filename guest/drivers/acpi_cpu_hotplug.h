@@ -20,8 +20,8 @@
 struct acpi_info;
 
 /*
- * Where the block is, from the FADT alone (never by probing ports): QEMU `pc`/plugvm
- * (GPE0 at 0xafe0, 4 bytes) -> 0xaf00; QEMU `q35` (GPE0 at PM1a_EVT + 0x20, 16 bytes) ->
+ * Where the block is, from the FADT alone (never by probing ports): QEMU or plugvm `pc`
+ * (GPE0 at 0xafe0, 4 bytes) -> 0xaf00; `q35` (GPE0 at PM1a_EVT + 0x20, 16 bytes) ->
  * 0x0cd8; anything else, hardware-reduced ACPI included -> 0. `*machine` names the layout
  * for messages. Pure.
  */

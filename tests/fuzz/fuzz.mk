@@ -88,7 +88,7 @@ fuzz: fuzz-build
 fuzz-seeds:
 	@mkdir -p build/fuzz $(FUZZ_TARGETS:%=tests/fuzz/corpus/%)
 	$(Q)$(CC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Icommon -I. \
-		-o build/fuzz/mkseeds tests/fuzz/mkseeds.c vmm/x86/acpi.c
+		-o build/fuzz/mkseeds tests/fuzz/mkseeds.c vmm/x86/acpi.c vmm/x86/acpi_layout.c
 	$(Q)build/fuzz/mkseeds
 
 endif

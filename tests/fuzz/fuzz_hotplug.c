@@ -132,7 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The block's range stays registered (same object): only its state is renewed. */
 	if (acpi_cpu_hotplug_init(&block, cfg.max_cpus, nr_present, &bops))
 		abort();
-	if (vm.pio.nr < 3 && acpi_cpu_hotplug_attach(&block, &vm.pio))
+	if (vm.pio.nr < 3 && acpi_cpu_hotplug_attach(&block, &vm.pio, PLUGVM_PORT_CPUHP))
 		abort();
 	for (off = 2; off + 8 <= size; off += 8) {
 		uint8_t op = data[off], arg = data[off + 1], buf[4 * 16];

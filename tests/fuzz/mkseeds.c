@@ -69,7 +69,7 @@ static size_t make_elf(uint8_t *buf, uint32_t descsz, uint64_t note_align, int n
 
 static void acpi_seed(unsigned nr, unsigned max, int search)
 {
-	struct acpi_config cfg = { nr, max };
+	struct acpi_config cfg = { nr, max, acpi_layout_of(MACHINE_PC) };
 	static uint8_t buf[1 + 0x20000];
 	char name[64];
 	size_t len;

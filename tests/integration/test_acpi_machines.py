@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: MIT
 """The guest's ACPI driver on every machine it meets: QEMU `q35` (ICH9 hotplug block at
 0x0cd8, found from the FADT), QEMU `microvm` (hardware-reduced: no CPU hotplug, power button
-through the GED), and CPUs inserted while the VM is paused (-S, device_add, cont) on QEMU and
-plugvm alike, which the driver finds when it starts."""
+through the GED), plugvm's `--machine pc` and `--machine q35` (the same two layouts as QEMU's),
+and CPUs inserted while the VM is paused (-S, device_add, cont) on QEMU and plugvm alike,
+which the driver finds when it starts."""
+import pytest
+
 from qmp import Qmp, wait_socket
 from vm import BOOT_TIMEOUT, QEMU_TIMEOUT, plugvm, qemu, run_selftests
 
@@ -65,6 +68,49 @@ def test_qemu_microvm_power_button_through_the_ged(tmp_path):
         assert not vm.lines(r"CPU hotplug off"), vm.transcript()
 
 
+@pytest.mark.parametrize("machine,block", [
+    ("pc", r"pc \(PIIX4\) block at 0xaf00"),
+    ("pc-i440fx-7.2", r"pc \(PIIX4\) block at 0xaf00"),
+    ("q35", r"q35 \(ICH9\) block at 0xcd8"),
+    ("pc-q35-7.2", r"q35 \(ICH9\) block at 0xcd8"),
+])
+def test_plugvm_machine_layout_hot_add_remove_and_power_button(tmp_path, machine, block):
+    # The guest finds the machine's block from plugvm's FADT as it does on QEMU's; a vCPU
+    # comes and goes through it (the SCI through that machine's GPE0), again after a
+    # system_reset, and the power button powers the guest off.
+    path = str(tmp_path / "qmp.sock")
+    with plugvm("--machine", machine, "--smp", "1,maxcpus=3", "--qmp", path,
+                "--append", "") as vm:
+        vm.wait_for(rf"^acpi-hotplug: ready \({block}, 3 slots, SCI on GSI 9, power button "
+                    r"PM1\)$", timeout=BOOT_TIMEOUT)
+        wait_socket(path)
+        with Qmp(path) as q:
+            slots = {s["props"]["core-id"]: s for s in q.cmd("query-hotpluggable-cpus")}
+            _add(q, slots[2], "cpu2")
+            ev = q.wait_event("ACPI_DEVICE_OST", BOOT_TIMEOUT)
+            assert ev["data"]["info"] == {"device": "cpu2", "source": 1, "status": 0,
+                                          "slot": "2", "slot-type": "CPU"}, ev
+            vm.wait_for(r"^acpi-hotplug: slot 2: cpu 2 online \(0\)$", timeout=BOOT_TIMEOUT)
+            assert [c["props"]["core-id"] for c in q.cmd("query-cpus-fast")] == [0, 2]
+            q.cmd("device_del", {"id": "cpu2"})
+            ev = q.wait_event("DEVICE_DELETED", BOOT_TIMEOUT)
+            assert ev["data"] == {"device": "cpu2", "path": "/machine/peripheral/cpu2"}, ev
+            assert [c["props"]["core-id"] for c in q.cmd("query-cpus-fast")] == [0]
+            # After a reset the guest finds the same block again, and its SCI still works
+            # (the GPE0 block's enables are back at power-on state until the driver sets
+            # them).
+            q.cmd("system_reset")
+            q.wait_event("RESET", BOOT_TIMEOUT)
+            vm.wait_count(rf"^acpi-hotplug: ready \({block}, 3 slots", 2, BOOT_TIMEOUT)
+            _add(q, slots[1], "cpu1")
+            vm.wait_for(r"^acpi-hotplug: slot 1: cpu 1 online \(0\)$", timeout=BOOT_TIMEOUT)
+            q.cmd("system_powerdown")
+            assert q.wait_event("SHUTDOWN", BOOT_TIMEOUT)["data"]["guest"] is True
+        assert vm.wait_exit(timeout=BOOT_TIMEOUT) == 0, vm.transcript()
+        assert vm.lines(r"^acpi: power button: powering off$"), vm.transcript()
+        assert not vm.lines(r"CPU hotplug off|warning: acpi"), vm.transcript()
+
+
 def test_plugvm_paused_hot_add_comes_online_at_driver_start(tmp_path):
     # What libvirt does for <vcpus> entries enabled and hotpluggable: -S, device_add, cont.
     path = str(tmp_path / "qmp.sock")
@@ -84,10 +130,12 @@ def test_plugvm_paused_hot_add_comes_online_at_driver_start(tmp_path):
         assert vm.wait_exit(timeout=BOOT_TIMEOUT) == 0, vm.transcript()
 
 
-def test_acpi_cphp_selftests_hold_in_either_order():
+@pytest.mark.parametrize("machine", ["pc", "q35"])
+def test_acpi_cphp_selftests_hold_in_either_order(machine):
     # acpi_cphp compares the block with the kernel's present mask, so an eject earlier in
-    # the same boot (acpi_cphp_eject) does not make it fail.
+    # the same boot (acpi_cphp_eject) does not make it fail; on either machine's block.
     for names, present in ((["acpi_cphp_eject", "acpi_cphp"], 2),
                            (["acpi_cphp", "acpi_cphp_eject"], 3)):
-        vm = run_selftests(names, "--smp", "3,maxcpus=4", "--qmp", "none")
+        vm = run_selftests(names, "--machine", machine, "--smp", "3,maxcpus=4", "--qmp",
+                           "none")
         assert vm.lines(rf"^selftest acpi_cphp: slots=4 present={present}$"), vm.transcript()

@@ -129,6 +129,31 @@ GOOD = ("<domain type='kvm'><name>t</name><memory unit='MiB'>64</memory>"
         "<cmdline>halt</cmdline></os></domain>")
 
 
+@pytest.mark.parametrize("machine,flags,block", [
+    ("pc-q35-7.2", [], r"q35 \(ICH9\) block at 0xcd8"),
+    ("q35", [], r"q35 \(ICH9\) block at 0xcd8"),
+    ("pc-i440fx-7.2", [], r"pc \(PIIX4\) block at 0xaf00"),
+    ("pc-q35-7.2", ["--machine", "pc"], r"pc \(PIIX4\) block at 0xaf00"),
+    ("pc", ["-machine", "q35"], r"q35 \(ICH9\) block at 0xcd8"),
+])
+def test_type_machine_selects_the_layout_and_the_flag_overrides_it(tmp_path, machine, flags,
+                                                                   block):
+    doc = GOOD.replace("<type>", f"<type arch='x86_64' machine='{machine}'>") % GUEST
+    rc, vm = run_plugvm("--domain", _write(tmp_path, doc), "--qmp", "none", *flags)
+    assert rc == 0, vm.transcript()
+    assert vm.lines(rf"^acpi-hotplug: ready \({block}, 3 slots"), vm.transcript()
+    assert not vm.lines(r"machine=", stream="stderr"), vm.transcript()
+
+
+def test_an_unknown_machine_is_taken_as_pc_with_a_warning(tmp_path):
+    doc = GOOD.replace("<type>", "<type machine='microvm'>") % GUEST
+    rc, vm = run_plugvm("--domain", _write(tmp_path, doc), "--qmp", "none")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"<os><type machine='microvm'>: plugvm presents QEMU's pc \(pc-i440fx-\*\) "
+                    r"or q35 \(pc-q35-\*\): taken as pc$", stream="stderr"), vm.transcript()
+    assert vm.lines(r"^acpi-hotplug: ready \(pc \(PIIX4\) block at 0xaf00"), vm.transcript()
+
+
 @pytest.mark.parametrize("text,message", [
     ("<domain type='kvm'><name>x</name>", r"malformed XML"),
     ("<network/>", r"the root element is <network>, not a libvirt <domain>"),

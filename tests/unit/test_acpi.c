@@ -2,8 +2,9 @@
 /*
  * The VMM's ACPI builder (vmm/x86/acpi.c) cross-checked with the guest's parser
  * (guest/arch/x86/acpi.c): tables built into a buffer that acpi_os_map() presents as the
- * guest's first MiB, parsed back for several CPU counts, then corrupted one way at a time
- * to check that the parser refuses (with a warning) rather than trusts or crashes.
+ * guest's first MiB, parsed back for several CPU counts on each machine (pc, q35), then
+ * corrupted one way at a time to check that the parser refuses (with a warning) rather than
+ * trusts or crashes.
  */
 #include "tests/unit/unit.h"
 
@@ -17,6 +18,7 @@
 #include "tests/unit/guest_console.h"
 #include "plugvm_abi.h"
 #include "vmm/x86/acpi.h"
+#include "vmm/x86/acpi_layout.h"
 #include "vmm/x86/layout.h"
 
 #define RAM_SIZE  0x100000ul /* the BIOS-visible first MiB */
@@ -25,6 +27,7 @@
 
 static uint8_t *ram; /* malloc'd exactly RAM_SIZE: ASan catches any over-read */
 static uint64_t map_end = RAM_SIZE; /* acpi_os_map() refuses anything past this */
+static enum config_machine machine = MACHINE_PC; /* what build() builds for */
 static struct unit_console con = UNIT_CONSOLE_INIT;
 
 /* ---- what the guest kernel links against ---------------------------------------------- */
@@ -119,10 +122,12 @@ static void fix_rsdp(struct plugvm_acpi_rsdp *r)
 	r->extended_checksum = (uint8_t)-acpi_checksum(r, sizeof(*r));
 }
 
-/* Wipe the first MiB and build the tables for (nr, max) at the ACPI base. */
+/* Wipe the first MiB and build the tables for (nr, max) on `machine` at the ACPI base. */
 static void build(unsigned nr, unsigned max)
 {
-	struct acpi_config cfg = { .nr_cpus = nr, .max_cpus = max };
+	struct acpi_config cfg = { .nr_cpus = nr,
+				   .max_cpus = max,
+				   .layout = acpi_layout_of(machine) };
 
 	memset(ram, 0, RAM_SIZE);
 	map_end = RAM_SIZE;
@@ -179,8 +184,9 @@ static void check_parse(unsigned nr, unsigned max)
 	assert_int_equal(info->pm1_evt_len, 4);
 	assert_int_equal(info->pm1a_cnt_blk, 0x604);
 	assert_int_equal(info->pm_tmr_blk, 0x608);
-	assert_int_equal(info->gpe0_blk, 0xafe0);
-	assert_int_equal(info->gpe0_blk_len, 4);
+	/* QEMU's values, which the guest's driver tells the machines apart by. */
+	assert_int_equal(info->gpe0_blk, machine == MACHINE_Q35 ? 0x620 : 0xafe0);
+	assert_int_equal(info->gpe0_blk_len, machine == MACHINE_Q35 ? 16 : 4);
 	assert_int_equal(info->smi_cmd, 0);
 	assert_int_equal(info->fadt_flags & PLUGVM_ACPI_FADT_HW_REDUCED, 0);
 	assert_int_equal(info->dsdt, fadt()->x_dsdt);
@@ -240,14 +246,88 @@ static void test_good_tables(void **state)
 		{ 1, 1 },   { 4, 8 },	  { 255, 300 },	  { 1, 1024 }, { 1, 255 },
 		{ 1, 256 }, { 254, 255 }, { 1024, 1024 }, { 2, 3 },
 	};
+	static const enum config_machine machines[] = { MACHINE_PC, MACHINE_Q35 };
+	size_t i, m;
+
+	(void)state;
+	for (m = 0; m < 2; m++) {
+		machine = machines[m];
+		for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
+			build(cfgs[i][0], cfgs[i][1]);
+			check_checksums();
+			check_parse(cfgs[i][0], cfgs[i][1]);
+		}
+	}
+	machine = MACHINE_PC;
+}
+
+/* The DSDT's OperationRegion (PRST, SystemIO, base, 0x0C): its bytes, as QEMU's DSDT has it. */
+static void check_prst(uint16_t base)
+{
+	const uint8_t want[] = { 0x5b, 0x80, 'P',  'R',		  'S',
+				 'T',  0x01, 0x0b, (uint8_t)base, (uint8_t)(base >> 8),
+				 0x0a, 0x0c };
+	const struct plugvm_acpi_header *h = dsdt();
+	const uint8_t *p = (const uint8_t *)h;
+	unsigned i, found = 0;
+
+	for (i = sizeof(*h); i + sizeof(want) <= h->length; i++)
+		found += !memcmp(p + i, want, sizeof(want));
+	assert_int_equal(found, 1);
+}
+
+/*
+ * Each machine's FADT and DSDT name the ports its layout gives the devices: the 32-bit
+ * fields and their 64-bit GAS twins agree, GPE0 is where QEMU's pc (0xafe0, 4 bytes) or
+ * q35 (PM1a_EVT + 0x20, 16 bytes: the rule the guest's driver finds ICH9 by) has it, and
+ * the DSDT's CPU hotplug OperationRegion is at 0xaf00 or 0x0cd8.
+ */
+static void test_layouts_match_the_tables(void **state)
+{
+	static const struct {
+		enum config_machine m;
+		uint16_t gpe0, gpe0_len, cpuhp;
+	} want[] = {
+		{ MACHINE_PC, 0xafe0, 4, 0xaf00 },
+		{ MACHINE_Q35, 0x620, 16, 0x0cd8 },
+	};
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cfgs) / sizeof(cfgs[0]); i++) {
-		build(cfgs[i][0], cfgs[i][1]);
-		check_checksums();
-		check_parse(cfgs[i][0], cfgs[i][1]);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct acpi_layout *l = acpi_layout_of(want[i].m);
+		struct plugvm_acpi_fadt *f;
+
+		assert_non_null(l);
+		assert_int_equal(l->gpe0_base, want[i].gpe0);
+		assert_int_equal(l->gpe0_len, want[i].gpe0_len);
+		assert_int_equal(l->cpuhp_base, want[i].cpuhp);
+		assert_int_equal(l->cpuhp_gpe_bit, 2);
+		assert_int_equal(l->pm_base, 0x600);
+		machine = want[i].m;
+		build(2, 4);
+		f = fadt();
+		assert_int_equal(f->pm1a_evt_blk, l->pm_base);
+		assert_int_equal(f->x_pm1a_evt_blk.address, l->pm_base);
+		assert_int_equal(f->pm1a_cnt_blk, l->pm_base + 4);
+		assert_int_equal(f->x_pm1a_cnt_blk.address, l->pm_base + 4);
+		assert_int_equal(f->pm_tmr_blk, l->pm_base + 8);
+		assert_int_equal(f->x_pm_tmr_blk.address, l->pm_base + 8);
+		assert_int_equal(f->gpe0_blk, want[i].gpe0);
+		assert_int_equal(f->gpe0_blk_len, want[i].gpe0_len);
+		assert_int_equal(f->x_gpe0_blk.space_id, 1);
+		assert_int_equal(f->x_gpe0_blk.address, want[i].gpe0);
+		assert_int_equal(f->x_gpe0_blk.bit_width, 8 * want[i].gpe0_len);
+		assert_int_equal(f->sci_int, 9);
+		assert_int_equal(f->smi_cmd, 0);
+		check_prst(want[i].cpuhp);
+		assert_int_equal(parse(ACPI_BASE), 0);
+		assert_int_equal(acpi_get_info()->nr_warnings, 0);
 	}
+	machine = MACHINE_PC;
+	/* Not a machine: no layout, and no tables without one. */
+	assert_null(acpi_layout_of((enum config_machine)2));
+	assert_null(acpi_layout_of((enum config_machine) - 1));
 }
 
 static void test_rsdt_only(void **state)
@@ -278,26 +358,29 @@ static void test_rsdt_only(void **state)
 
 static void test_builder_limits(void **state)
 {
-	struct acpi_config cfg = { .nr_cpus = 4, .max_cpus = 8 };
+	const struct acpi_layout *pc = acpi_layout_of(MACHINE_PC);
+	struct acpi_config cfg = { .nr_cpus = 4, .max_cpus = 8, .layout = pc };
 	uint64_t need, size;
 
 	(void)state;
 	memset(ram, 0, RAM_SIZE);
 	/* Refused configurations. */
 	assert_int_equal(acpi_build(ram + ACPI_BASE, ACPI_SIZE, ACPI_BASE + 8, &cfg), 0);
-	cfg = (struct acpi_config){ 0, 8 };
+	cfg = (struct acpi_config){ 4, 8, NULL };
 	assert_int_equal(acpi_build(ram + ACPI_BASE, ACPI_SIZE, ACPI_BASE, &cfg), 0);
-	cfg = (struct acpi_config){ 9, 8 };
+	cfg = (struct acpi_config){ 0, 8, pc };
 	assert_int_equal(acpi_build(ram + ACPI_BASE, ACPI_SIZE, ACPI_BASE, &cfg), 0);
-	cfg = (struct acpi_config){ 1, PLUGVM_MAX_CPUS + 1 };
+	cfg = (struct acpi_config){ 9, 8, pc };
+	assert_int_equal(acpi_build(ram + ACPI_BASE, ACPI_SIZE, ACPI_BASE, &cfg), 0);
+	cfg = (struct acpi_config){ 1, PLUGVM_MAX_CPUS + 1, pc };
 	assert_int_equal(acpi_build(ram + ACPI_BASE, ACPI_SIZE, ACPI_BASE, &cfg), 0);
 	/* Tables must sit below 4 GiB (the RSDT holds 32-bit addresses). */
-	cfg = (struct acpi_config){ 1, 1024 };
+	cfg = (struct acpi_config){ 1, 1024, pc };
 	assert_int_equal(acpi_build(ram + ACPI_BASE, ACPI_SIZE, 0xffffe000ull, &cfg), 0);
 	assert_int_equal(acpi_build(ram + ACPI_BASE, ACPI_SIZE, 0x100000000ull, &cfg), 0);
 
 	/* The smallest buffer that holds them, found from the largest; one byte less fails. */
-	cfg = (struct acpi_config){ 1, 1024 };
+	cfg = (struct acpi_config){ 1, 1024, pc };
 	for (need = ACPI_SIZE; need > 0; need--)
 		if (!acpi_build(ram + ACPI_BASE, need - 1, ACPI_BASE, &cfg))
 			break;
@@ -767,7 +850,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-UNIT_MAIN(setup, teardown, cmocka_unit_test(test_good_tables), cmocka_unit_test(test_rsdt_only),
+UNIT_MAIN(setup, teardown, cmocka_unit_test(test_good_tables),
+	  cmocka_unit_test(test_layouts_match_the_tables), cmocka_unit_test(test_rsdt_only),
 	  cmocka_unit_test(test_builder_limits), cmocka_unit_test(test_bad_rsdp),
 	  cmocka_unit_test(test_bad_root), cmocka_unit_test(test_bad_tables),
 	  cmocka_unit_test(test_bad_madt_entries), cmocka_unit_test(test_madt_overflow_cpus),

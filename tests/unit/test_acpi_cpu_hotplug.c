@@ -4,13 +4,15 @@
  * the legacy bitmap and the guest's switch recipe, hot-add in both modes (no insert event
  * for a CPU added before the switch), the next-event search with wrap-around, clearing
  * events, eject (never the boot CPU or an absent one), _OST reporting, arch IDs, unplug
- * requests and their refusals, and hostile accesses (bad sizes, reserved values,
- * out-of-range selectors).
+ * requests and their refusals, hostile accesses (bad sizes, reserved values,
+ * out-of-range selectors), and the block on the port bus at each machine's base.
  */
 #include "tests/unit/unit.h"
 
 #include <errno.h>
 
+#include "common/plugvm_abi.h"
+#include "vmm/bus.h"
 #include "vmm/devices/acpi_cpu_hotplug.h"
 
 struct calls {
@@ -276,6 +278,48 @@ static void test_hostile_accesses(void **state)
 	acpi_cpu_hotplug_exit(&d);
 }
 
+static bool pio(struct bus *b, uint16_t port, uint8_t *v, unsigned size, bool is_write)
+{
+	return bus_dispatch(b, 0, port, v, size, 1, is_write);
+}
+
+/*
+ * On the bus at `base` (pc 0xaf00, q35 0x0cd8), the block takes its 32 legacy bytes and no
+ * more: the byte before and after are unclaimed (on q35 0x0cf8 is PCI's address port, not
+ * ours), and the guest's switch and a modern status read work through the ports.
+ */
+static void check_attach(uint16_t base, uint16_t other)
+{
+	struct acpi_cpu_hotplug d;
+	struct bus b = { .name = "pio" };
+	uint8_t v[4] = { 0 };
+
+	init(&d, 4, 2);
+	assert_int_equal(acpi_cpu_hotplug_attach(&d, &b, base), 0);
+	assert_true(pio(&b, base, v, 1, false));
+	assert_int_equal(v[0], 0x03); /* legacy bitmap: APIC IDs 0 and 1 */
+	assert_true(pio(&b, (uint16_t)(base + ACPI_CPU_HOTPLUG_LEGACY_LEN - 1), v, 1, false));
+	assert_false(pio(&b, (uint16_t)(base + ACPI_CPU_HOTPLUG_LEGACY_LEN), v, 1, false));
+	assert_false(pio(&b, (uint16_t)(base - 1), v, 1, false));
+	assert_false(pio(&b, other, v, 1, false));
+	memset(v, 0, sizeof(v));
+	assert_true(pio(&b, base, v, 4, true)); /* the switch to modern, then selector 0 */
+	assert_true(pio(&b, base, v, 4, true));
+	assert_true(pio(&b, (uint16_t)(base + 4), v, 1, false));
+	assert_int_equal(v[0], ACPI_CPU_HOTPLUG_STS_ENABLED);
+	/* The same range twice is refused. */
+	assert_int_equal(acpi_cpu_hotplug_attach(&d, &b, base), -EEXIST);
+	acpi_cpu_hotplug_exit(&d);
+}
+
+static void test_attach_at_each_machines_base(void **state)
+{
+	(void)state;
+	check_attach(PLUGVM_PORT_CPUHP, PLUGVM_PORT_ICH9_CPUHP);
+	check_attach(PLUGVM_PORT_ICH9_CPUHP, PLUGVM_PORT_CPUHP);
+	assert_int_equal(PLUGVM_PORT_ICH9_CPUHP + ACPI_CPU_HOTPLUG_LEGACY_LEN, 0x0cf8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_hot_add_flow),
 		cmocka_unit_test(test_hot_remove_flow),
 		cmocka_unit_test(test_hostile_accesses),
+		cmocka_unit_test(test_attach_at_each_machines_base),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

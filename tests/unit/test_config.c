@@ -2,7 +2,8 @@
 /*
  * Unit tests for vmm/config/: config_parse (flag spellings, defaults, help/version,
  * errors), config_validate (the rules between fields), config_parse_mem (suffixes, limits), config_parse_smp (QEMU's -smp syntax) and
- * config_parse_chaos / config_format_chaos (--chaos's spec).
+ * config_parse_chaos / config_format_chaos (--chaos's spec), config_parse_machine_type and
+ * --machine.
  * Negative tests check the status and that the message names the problem.
  */
 #include "tests/unit/unit.h"
@@ -573,6 +574,81 @@ static void test_actions(void **state)
 	parse_fails("unknown option '--no-shutdowns'", "--no-shutdowns");
 }
 
+/* QEMU's machine type names: the aliases and the versioned names of each chipset. */
+static void test_machine_type_names(void **state)
+{
+	static const char *const pc[] = { "pc", "pc-i440fx-7.2", "pc-i440fx-2.0",
+					  "pc-i440fx-10.12" };
+	static const char *const q35[] = { "q35", "pc-q35-7.2", "pc-q35-2.4", "pc-q35-8.0" };
+	static const char *const bad[] = {
+		"",	   "none",	     "microvm",	       "isapc",	      "PC",
+		"Q35",	   "pc-i440fx",	     "pc-i440fx-",     "pc-i440fx-7", "pc-i440fx-7.",
+		"pc-q35-", "pc-q35-.2",	     "pc-q35-7.2.1",   "pc-q35-7.2 ", "pc-q35-x.y",
+		"q35 ",	   "pc-q35-7.2,usb", "pc-i440fx-7.2a", "pc-q35--7.2", "q35-7.2",
+	};
+	enum config_machine m;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(pc) / sizeof(pc[0]); i++) {
+		m = MACHINE_Q35;
+		assert_int_equal(config_parse_machine_type(pc[i], &m), 0);
+		assert_int_equal(m, MACHINE_PC);
+	}
+	for (i = 0; i < sizeof(q35) / sizeof(q35[0]); i++) {
+		m = MACHINE_PC;
+		assert_int_equal(config_parse_machine_type(q35[i], &m), 0);
+		assert_int_equal(m, MACHINE_Q35);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		m = (enum config_machine)7;
+		if (config_parse_machine_type(bad[i], &m) != -EINVAL)
+			fail_msg("'%s' taken as a machine type", bad[i]);
+		assert_int_equal(m, 7); /* untouched */
+	}
+}
+
+static void test_machine_flag(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, NULL);
+	assert_int_equal(p.cfg.machine, MACHINE_PC);
+	config_free(&p.cfg);
+	parse(&p, "--machine", "q35", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.machine, MACHINE_Q35);
+	config_free(&p.cfg);
+	/* QEMU's spellings: -machine, -M, type=, accel=kvm; the last one given wins. */
+	parse(&p, "-machine", "pc-q35-7.2,accel=kvm", NULL);
+	assert_int_equal(p.cfg.machine, MACHINE_Q35);
+	config_free(&p.cfg);
+	parse(&p, "-M", "type=q35", "--machine=pc-i440fx-7.2", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.machine, MACHINE_PC);
+	config_free(&p.cfg);
+	parse(&p, "-M=pc,accel=kvm,accel=kvm", "-m", "32M", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.machine, MACHINE_PC);
+	assert_int_equal(p.cfg.mem_bytes, 32ull << 20);
+	config_free(&p.cfg);
+	parse_fails("--machine: 'microvm' is not a machine plugvm presents: pc (pc-i440fx-X.Y) "
+		    "or q35 (pc-q35-X.Y)",
+		    "--machine", "microvm");
+	parse_fails("--machine: 'none' is not a machine", "-machine", "none");
+	parse_fails("--machine: '' is not a machine", "--machine", "");
+	parse_fails("--machine: '' is not a machine", "--machine", ",accel=kvm");
+	parse_fails("--machine: 'pc-q35-7.2-and-a-very-long-tail-past-the-buffer' is not",
+		    "--machine", "pc-q35-7.2-and-a-very-long-tail-past-the-buffer");
+	parse_fails("--machine: unsupported option 'usb=off' in 'q35,usb=off'", "-machine",
+		    "q35,usb=off");
+	parse_fails("--machine: unsupported option 'accel=tcg'", "-M", "pc,accel=tcg");
+	parse_fails("--machine: unsupported option ''", "-M", "pc,");
+	parse_fails("needs a value", "--machine");
+	parse_fails("needs a value (before '-m')", "-M", "-m", "64M");
+}
+
 static void test_spare_vcpus(void **state)
 {
 	struct parsed p;
@@ -806,18 +882,19 @@ static void test_validate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),	 cmocka_unit_test(test_smp_spellings),
-		cmocka_unit_test(test_memory_spellings), cmocka_unit_test(test_memory_errors),
-		cmocka_unit_test(test_kernel_append),	 cmocka_unit_test(test_append_length),
-		cmocka_unit_test(test_verbosity),	 cmocka_unit_test(test_help_version),
-		cmocka_unit_test(test_bad_options),	 cmocka_unit_test(test_conventions),
-		cmocka_unit_test(test_mem_values),	 cmocka_unit_test(test_mem_errors),
-		cmocka_unit_test(test_smp_values),	 cmocka_unit_test(test_smp_errors),
-		cmocka_unit_test(test_smp_err_buffer),	 cmocka_unit_test(test_qmp),
-		cmocka_unit_test(test_smp_topology),	 cmocka_unit_test(test_sandbox_runas),
-		cmocka_unit_test(test_spare_vcpus),	 cmocka_unit_test(test_chaos_flag),
-		cmocka_unit_test(test_chaos_values),	 cmocka_unit_test(test_chaos_errors),
-		cmocka_unit_test(test_validate),	 cmocka_unit_test(test_actions),
+		cmocka_unit_test(test_defaults),	   cmocka_unit_test(test_smp_spellings),
+		cmocka_unit_test(test_memory_spellings),   cmocka_unit_test(test_memory_errors),
+		cmocka_unit_test(test_kernel_append),	   cmocka_unit_test(test_append_length),
+		cmocka_unit_test(test_verbosity),	   cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_bad_options),	   cmocka_unit_test(test_conventions),
+		cmocka_unit_test(test_mem_values),	   cmocka_unit_test(test_mem_errors),
+		cmocka_unit_test(test_smp_values),	   cmocka_unit_test(test_smp_errors),
+		cmocka_unit_test(test_smp_err_buffer),	   cmocka_unit_test(test_qmp),
+		cmocka_unit_test(test_smp_topology),	   cmocka_unit_test(test_sandbox_runas),
+		cmocka_unit_test(test_spare_vcpus),	   cmocka_unit_test(test_chaos_flag),
+		cmocka_unit_test(test_chaos_values),	   cmocka_unit_test(test_chaos_errors),
+		cmocka_unit_test(test_validate),	   cmocka_unit_test(test_actions),
+		cmocka_unit_test(test_machine_type_names), cmocka_unit_test(test_machine_flag),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

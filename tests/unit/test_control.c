@@ -17,8 +17,10 @@
 #include <time.h>
 
 #include "tests/unit/vmm_shim/qmp_client.h"
+#include "plugvm_abi.h"
 #include "vmm/control/control.h"
 #include "vmm/cpus.h"
+#include "vmm/version.h"
 #include "vmm/vm.h"
 
 #define MAX_CPUS 4
@@ -116,11 +118,14 @@ static struct vm_config cfg = { .nr_cpus = 2,
 static struct vm vm;
 static char path[108];
 static int client = -1;
+static char fake_cpus; /* vm.cpus: the lifecycle above is a stub, any non-NULL pointer */
 
-static int setup(void **state)
+/* A VM as control_start() finds it: a machine unless `machine` is false (-machine none). */
+static void start(bool machine)
 {
-	(void)state;
 	memset(&vm, 0, sizeof(vm));
+	vm.kvm.dev_fd = vm.kvm.vm_fd = -1; /* no KVM of its own: query-kvm probes /dev/kvm */
+	vm.cpus = machine ? (struct cpus *)(void *)&fake_cpus : NULL;
 	memset(ids, 0, sizeof(ids));
 	add_result = removal_result = 0;
 	nmi_calls = 0;
@@ -128,9 +133,24 @@ static int setup(void **state)
 	cfg.qmp_path = path;
 	vm.cfg = &cfg;
 	assert_int_equal(control_start(&vm), 0);
-	assert_non_null(event_fn);
 	client = qmp_test_client(vm.qmp, path);
 	qmp_test_negotiate(vm.qmp, client);
+}
+
+static int setup_no_machine(void **state)
+{
+	(void)state;
+	event_fn = NULL;
+	start(false);
+	assert_null(event_fn); /* nothing was asked of the absent lifecycle */
+	return 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	start(true);
+	assert_non_null(event_fn);
 	return 0;
 }
 
@@ -459,10 +479,357 @@ static void test_set_action(void **state)
 	vm.powered_off = false;
 }
 
-UNIT_MAIN(NULL, NULL, UNIT_TEST_FIXTURE(test_lifecycle_events_as_qmp),
-	  UNIT_TEST_FIXTURE(test_ost_names_the_device),
-	  UNIT_TEST_FIXTURE(test_migrate_capabilities), UNIT_TEST_FIXTURE(test_chardevs),
-	  UNIT_TEST_FIXTURE(test_qom_list_and_empty_lists), UNIT_TEST_FIXTURE(test_set_action),
-	  UNIT_TEST_FIXTURE(test_ost_burst_is_rate_limited),
-	  UNIT_TEST_FIXTURE(test_add_and_del_answers), UNIT_TEST_FIXTURE(test_inject_nmi),
-	  UNIT_TEST_FIXTURE(test_stats_from_kvm))
+/* ---- what plugvm says about itself (control_probe.c) ------------------------------------ */
+
+/* The reply to `req`, parsed; the caller puts it. */
+static struct json_object *reply(const char *req)
+{
+	struct json_object *o = json_tokener_parse(execute(req));
+
+	assert_non_null(o);
+	return o;
+}
+
+/* r's "return" (borrowed from r). */
+static struct json_object *ret_of(struct json_object *r)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(r, "return", &v))
+		fail_msg("no return in %s", json_object_to_json_string(r));
+	return v;
+}
+
+static const char *str_of(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : NULL;
+}
+
+/* The entry of array `a` whose "name" is `name`, or NULL. */
+static struct json_object *named(struct json_object *a, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(a); i++) {
+		const char *n = str_of(json_object_array_get_idx(a, i), "name");
+
+		if (n && !strcmp(n, name))
+			return json_object_array_get_idx(a, i);
+	}
+	return NULL;
+}
+
+/* query-version and the greeting: QEMU 7.2.0's interface, plugvm's name in `package`. */
+static void test_version_is_the_qemu_interface(void **state)
+{
+	struct json_object *r = reply("{\"execute\": \"query-version\"}\n");
+
+	(void)state;
+	assert_string_equal(
+	    json_object_to_json_string_ext(ret_of(r), JSON_C_TO_STRING_PLAIN),
+	    "{\"qemu\":{\"micro\":0,\"minor\":2,\"major\":7},\"package\":\"plugvm " PLUGVM_VERSION
+	    "\"}");
+	json_object_put(r);
+}
+
+/* KVM's own answer, read here apart from plugvm: the vCPU limit, capped by plugvm's. */
+static unsigned kvm_cpu_max(void)
+{
+	int kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC), n;
+
+	assert_true(kvm >= 0);
+	n = ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
+	if (n <= 0)
+		n = ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
+	close(kvm);
+	assert_true(n > 0);
+	return (unsigned)n < PLUGVM_MAX_CPUS ? (unsigned)n : PLUGVM_MAX_CPUS;
+}
+
+/* query-target, query-kvm and query-machines say what this host and plugvm are. */
+static void test_target_kvm_and_machines(void **state)
+{
+	struct json_object *r = reply("{\"execute\": \"query-kvm\"}\n"), *m, *pc, *q35, *none;
+
+	(void)state;
+	assert_string_equal(json_object_to_json_string_ext(ret_of(r), JSON_C_TO_STRING_PLAIN),
+			    access("/dev/kvm", R_OK | W_OK) == 0
+				? "{\"enabled\":true,\"present\":true}"
+				: "{\"enabled\":false,\"present\":true}");
+	json_object_put(r);
+	assert_contains(execute("{\"execute\": \"query-target\"}\n"),
+			"{\"return\":{\"arch\":\"x86_64\"}}");
+	r = reply("{\"execute\": \"query-machines\"}\n");
+	m = ret_of(r);
+	assert_int_equal(json_object_array_length(m), 3);
+	pc = named(m, "pc-i440fx-7.2");
+	q35 = named(m, "pc-q35-7.2");
+	none = named(m, "none");
+	assert_non_null(pc);
+	assert_non_null(q35);
+	assert_non_null(none);
+	assert_string_equal(str_of(pc, "alias"), "pc");
+	assert_string_equal(str_of(q35, "alias"), "q35");
+	assert_string_equal(str_of(pc, "is-default"), "true");
+	assert_null(str_of(q35, "is-default"));
+	assert_int_equal(atoi(str_of(pc, "cpu-max")), kvm_cpu_max());
+	assert_int_equal(atoi(str_of(q35, "cpu-max")), kvm_cpu_max());
+	assert_string_equal(str_of(q35, "hotpluggable-cpus"), "true");
+	assert_string_equal(str_of(pc, "numa-mem-supported"), "false");
+	assert_string_equal(str_of(pc, "deprecated"), "false");
+	assert_string_equal(str_of(pc, "default-cpu-type"), "host-x86_64-cpu");
+	assert_string_equal(str_of(pc, "default-ram-id"), "pc.ram");
+	assert_string_equal(str_of(none, "cpu-max"), "0");
+	assert_string_equal(str_of(none, "hotpluggable-cpus"), "false");
+	json_object_put(r);
+	assert_contains(execute("{\"execute\": \"query-command-line-options\"}\n"),
+			"{\"return\":[]}");
+}
+
+/* plugvm's QOM types, their filters, and each command's answer for types it lacks. */
+static void test_qom_types_and_properties(void **state)
+{
+	struct json_object *r = reply("{\"execute\": \"qom-list-types\"}\n"), *t;
+	size_t i;
+
+	(void)state;
+	t = ret_of(r);
+	for (i = 0; i < json_object_array_length(t); i++)
+		assert_null(str_of(json_object_array_get_idx(t, i), "abstract"));
+	assert_non_null(named(t, "isa-serial"));
+	assert_non_null(named(t, "kvm-accel"));
+	assert_non_null(named(t, "pc-i440fx-7.2-machine"));
+	assert_null(named(t, "machine")); /* abstract */
+	assert_null(named(t, "tcg-accel")); /* listing it would make libvirt probe with TCG */
+	assert_string_equal(str_of(named(t, "host-x86_64-cpu"), "parent"), "x86_64-cpu");
+	json_object_put(r);
+	r = reply("{\"execute\": \"qom-list-types\", \"arguments\": {\"implements\": "
+		  "\"machine\", \"abstract\": true}}\n");
+	t = ret_of(r);
+	assert_int_equal(json_object_array_length(t), 4);
+	assert_string_equal(str_of(named(t, "machine"), "abstract"), "true");
+	assert_non_null(named(t, "none-machine"));
+	json_object_put(r);
+	assert_contains(execute("{\"execute\": \"qom-list-types\", \"arguments\": {\"implements\": "
+				"\"no-such-type\"}}\n"),
+			"{\"return\":[]}");
+
+	assert_contains(execute("{\"execute\": \"device-list-properties\", \"arguments\": "
+				"{\"typename\": \"host-x86_64-cpu\"}}\n"),
+			"{\"name\":\"socket-id\",\"type\":\"int32\"},{\"name\":\"die-id\",\"type\":"
+			"\"int32\"},{\"name\":\"core-id\",\"type\":\"int32\"},{\"name\":\"thread-"
+			"id\",\"type\":\"int32\"}");
+	assert_contains(
+	    execute("{\"execute\": \"device-list-properties\", \"arguments\": "
+		    "{\"typename\": \"virtio-blk-pci\"}}\n"),
+	    "{\"class\":\"DeviceNotFound\",\"desc\":\"Device 'virtio-blk-pci' not found");
+	assert_contains(execute("{\"execute\": \"device-list-properties\", \"arguments\": "
+				"{\"typename\": \"kvm-accel\"}}\n"),
+			"Parameter 'typename' expects device");
+	assert_contains(execute("{\"execute\": \"device-list-properties\", \"arguments\": "
+				"{\"typename\": \"cpu\"}}\n"),
+			"Parameter 'typename' expects non-abstract device");
+	/* Never DeviceNotFound here: libvirt 9.0 crashes on it (spec §9.2 item 9). */
+	assert_contains(execute("{\"execute\": \"qom-list-properties\", \"arguments\": "
+				"{\"typename\": \"memory-backend-file\"}}\n"),
+			"{\"return\":[]}");
+	assert_contains(execute("{\"execute\": \"qom-list-properties\", \"arguments\": "
+				"{\"typename\": \"none-machine\"}}\n"),
+			"{\"return\":[]}");
+	assert_contains(execute("{\"execute\": \"qom-list-properties\", \"arguments\": "
+				"{\"typename\": \"memory-backend-ram\"}}\n"),
+			"{\"return\":[{\"name\":\"size\",\"type\":\"int\"}]}");
+}
+
+/*
+ * query-qmp-schema is the command table: the commands query-commands lists and no other,
+ * each argument object resolvable with its members' types and optional marks, the events.
+ */
+static void test_schema_is_the_command_table(void **state)
+{
+	struct json_object *cr = reply("{\"execute\": \"query-commands\"}\n");
+	struct json_object *sr = reply("{\"execute\": \"query-qmp-schema\"}\n"), *cmds, *schema;
+	struct json_object *o, *members;
+	size_t i, nr_commands = 0;
+
+	(void)state;
+	cmds = ret_of(cr);
+	schema = ret_of(sr);
+	for (i = 0; i < json_object_array_length(schema); i++) {
+		struct json_object *e = json_object_array_get_idx(schema, i);
+		const char *meta = str_of(e, "meta-type"), *ref;
+
+		assert_non_null(str_of(e, "name"));
+		assert_non_null(meta);
+		/* Names are unique: libvirt keys a hash table by them. */
+		assert_ptr_equal(named(schema, str_of(e, "name")), e);
+		ref = str_of(e, !strcmp(meta, "array") ? "element-type" : "arg-type");
+		if (ref) /* every type an entry names is there */
+			assert_non_null(named(schema, ref));
+		if (!strcmp(meta, "command")) {
+			nr_commands++;
+			assert_non_null(named(cmds, str_of(e, "name")));
+			assert_non_null(named(schema, str_of(e, "ret-type")));
+		}
+	}
+	assert_int_equal(nr_commands, json_object_array_length(cmds));
+	o = named(schema, str_of(named(schema, "device_add"), "arg-type"));
+	assert_string_equal(str_of(o, "meta-type"), "object");
+	assert_true(json_object_object_get_ex(o, "members", &members));
+	assert_string_equal(
+	    json_object_to_json_string_ext(named(members, "driver"), JSON_C_TO_STRING_PLAIN),
+	    "{\"name\":\"driver\",\"type\":\"str\"}");
+	assert_string_equal(
+	    json_object_to_json_string_ext(named(members, "core-id"), JSON_C_TO_STRING_PLAIN),
+	    "{\"name\":\"core-id\",\"type\":\"int\",\"default\":null}");
+	assert_string_equal(str_of(named(schema, "DEVICE_DELETED"), "meta-type"), "event");
+	assert_string_equal(str_of(named(schema, "query-status"), "arg-type"), "q_empty");
+	/* No feature: libvirt keeps -device and -object key=value, which plugvm-qemu reads. */
+	assert_null(strstr(json_object_to_json_string(schema), "features"));
+	assert_null(named(schema, "object-add"));
+	json_object_put(cr);
+	json_object_put(sr);
+}
+
+/*
+ * -machine none: libvirt 9.0's probe, in its order (spec §9.2), gets an answer to each
+ * command, an error only where libvirt takes one. query-migrate-capabilities is another
+ * file's; once registered it must run without the machine too (libvirt needs an array).
+ */
+static void test_probe_runs_without_machine(void **state)
+{
+	static const struct {
+		const char *req, *want;
+	} seq[] = {
+		{ "\"query-version\"",
+		  "{\"return\":{\"qemu\":{\"micro\":0,\"minor\":2,\"major\":7}" },
+		{ "\"query-target\"", "{\"return\":{\"arch\":\"x86_64\"}" },
+		{ "\"query-qmp-schema\"", "{\"return\":[{" },
+		{ "\"query-commands\"", "{\"return\":[{\"name\":\"qmp_capabilities\"}" },
+		{ "\"query-kvm\"", "{\"return\":{\"enabled\":" },
+		{ "\"qom-list-types\"", "{\"name\":\"isa-serial\"" },
+		{ "\"device-list-properties\", \"arguments\": {\"typename\": \"PIIX4_PM\"}",
+		  "\"class\":\"DeviceNotFound\"" },
+		{ "\"qom-list-properties\", \"arguments\": {\"typename\": \"memory-backend-file\"}",
+		  "{\"return\":[]}" },
+		{ "\"query-machines\"", "{\"return\":[{\"name\":\"pc-i440fx-7.2\"" },
+		{ "\"qom-list-properties\", \"arguments\": {\"typename\": \"none-machine\"}",
+		  "{\"return\":[]}" },
+		{ "\"query-tpm-models\"", "\"class\":\"CommandNotFound\"" },
+		{ "\"query-command-line-options\"", "{\"return\":[]}" },
+		{ "\"query-status\"", "{\"return\":{\"status\":\"running\"" },
+	};
+	char req[256];
+	const char *out;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		snprintf(req, sizeof(req), "{\"execute\": %s}\n", seq[i].req);
+		assert_contains(execute(req), seq[i].want);
+	}
+	out = execute("{\"execute\": \"query-migrate-capabilities\"}\n");
+	if (!strstr(out, "\"class\":\"CommandNotFound\""))
+		assert_contains(out, "{\"return\":[");
+}
+
+/* One request for `cmd` with `args` (JSON text); the reply must be one line, for `cmd`. */
+static void run_once(const char *cmd, const char *args, bool machineless)
+{
+	char req[1024];
+	struct json_object *r, *e;
+
+	snprintf(req, sizeof(req), "{\"execute\": \"%s\", \"arguments\": %s, \"id\": 7}\n", cmd,
+		 args);
+	r = reply(req);
+	assert_string_equal(str_of(r, "id"), "7");
+	if (!machineless) {
+		assert_true(json_object_object_get_ex(r, "error", &e));
+		assert_string_equal(str_of(e, "class"), "GenericError");
+		assert_string_equal(str_of(e, "desc"),
+				    "no machine: plugvm-qemu was started with -machine none");
+	}
+	json_object_put(r);
+}
+
+/* Values of each JSON type an argument may be given, hostile ones among them. */
+static const char *garbage(enum json_type t, unsigned k)
+{
+	static const char *const strs[] = { "\"\"", "\"../../../../etc/passwd\"", "\"%s%n\"",
+					    "\"memory-backend-file\"" };
+	static const char *const ints[] = { "-1", "9223372036854775807", "0", "4294967296" };
+	static const char *const other[] = { "null", "[[[]]]", "{\"a\": {}}", "1.5e308" };
+
+	switch (t) {
+	case json_type_string:
+		return strs[k % 4];
+	case json_type_int:
+		return ints[k % 4];
+	case json_type_boolean:
+		return k % 2 ? "true" : "false";
+	case json_type_array:
+		return k % 2 ? "[]" : "[1, \"x\", null]";
+	default:
+		return other[k % 4];
+	}
+}
+
+/*
+ * -machine none: every registered command, with no arguments, unknown ones, wrongly typed
+ * ones and each declared argument given hostile values, gets one reply; those that need
+ * the machine are refused unrun (the ASan build, make check-san, catches a NULL touched).
+ */
+static void test_every_command_without_machine(void **state)
+{
+	const struct qmp_command *c;
+	unsigned k, nr_machineless = 0;
+
+	(void)state;
+	for (c = qmp_server_commands(vm.qmp); c->name; c++) {
+		bool machineless = c->flags & QMP_CMD_NO_MACHINE;
+
+		nr_machineless += machineless;
+		run_once(c->name, "{}", machineless);
+		run_once(c->name, "{\"bogus\": 1}", machineless);
+		for (k = 0; k < 4; k++) {
+			char args[768] = "{";
+			const struct qmp_arg *a;
+
+			for (a = c->args; a && a->name; a++) {
+				/* k == 3: every argument of the wrong type */
+				enum json_type t = k == 3 && a->type == json_type_string
+						       ? json_type_int
+						   : k == 3 ? json_type_string
+							    : a->type;
+
+				snprintf(args + strlen(args), sizeof(args) - strlen(args),
+					 "%s\"%s\": %s", a == c->args ? "" : ", ", a->name,
+					 garbage(t, k));
+			}
+			strcat(args, "}");
+			run_once(c->name, args, machineless);
+		}
+	}
+	/*
+	 * The probe's commands, query-status, query-version, query-commands and quit; and
+	 * control_libvirt.c's that need no guest (migration capabilities, the empty block and
+	 * job lists, set-action).
+	 */
+	assert_int_equal(nr_machineless, 18);
+	assert_contains(execute("{\"execute\": \"query-status\"}\n"), "\"status\":\"running\"");
+}
+
+UNIT_MAIN(
+    NULL, NULL, UNIT_TEST_FIXTURE(test_lifecycle_events_as_qmp),
+    UNIT_TEST_FIXTURE(test_ost_names_the_device), UNIT_TEST_FIXTURE(test_migrate_capabilities),
+    UNIT_TEST_FIXTURE(test_chardevs), UNIT_TEST_FIXTURE(test_qom_list_and_empty_lists),
+    UNIT_TEST_FIXTURE(test_set_action), UNIT_TEST_FIXTURE(test_ost_burst_is_rate_limited),
+    UNIT_TEST_FIXTURE(test_add_and_del_answers), UNIT_TEST_FIXTURE(test_inject_nmi),
+    UNIT_TEST_FIXTURE(test_stats_from_kvm), UNIT_TEST_FIXTURE(test_version_is_the_qemu_interface),
+    UNIT_TEST_FIXTURE(test_target_kvm_and_machines),
+    UNIT_TEST_FIXTURE(test_qom_types_and_properties),
+    UNIT_TEST_FIXTURE(test_schema_is_the_command_table),
+    cmocka_unit_test_setup_teardown(test_every_command_without_machine, setup_no_machine, teardown),
+    cmocka_unit_test_setup_teardown(test_probe_runs_without_machine, setup_no_machine, teardown))

@@ -2,7 +2,8 @@
 /*
  * Unit tests for vmm/config/domain_xml*.c: what a libvirt domain document sets in struct
  * vm_config, the refusals (malformed XML, wrong root, missing kernel, current > max, an
- * unsupported element, bad <vcpus>), sizes with units, and rt_tune.c's cpuset syntax.
+ * unsupported element, bad <vcpus>), sizes with units, <os><type machine=> (pc or q35), and
+ * rt_tune.c's cpuset syntax.
  * Negative tests check the status and that the message names the problem.
  */
 #include "tests/unit/unit.h"
@@ -368,7 +369,52 @@ static void test_cpuset(void **state)
 	assert_int_equal(rt_parse_cpuset("", &s), -EINVAL);
 }
 
-UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_full_document),
+#define OS_MACHINE(m)                                       \
+	"<vcpu>1</vcpu><os><type arch='x86_64' machine='" m \
+	"'>hvm</type><kernel>/k.elf</kernel></os>"
+
+/* Load a document whose <os><type> says `machine` (NULL: no attribute); its cfg.machine. */
+static enum config_machine machine_of(const char *xml)
+{
+	struct loaded l;
+	enum config_machine m;
+
+	load(&l, xml);
+	if (l.ret)
+		fail_msg("%s", l.err);
+	m = l.cfg.machine;
+	config_free(&l.cfg);
+	return m;
+}
+
+static void load_microvm(void *arg)
+{
+	struct loaded l;
+
+	(void)arg;
+	load(&l, HEAD OS_MACHINE("microvm") "</domain>");
+	exit(l.ret == 0 && l.cfg.machine == MACHINE_PC ? 0 : 1);
+}
+
+/* QEMU's names select the layout; another is taken as pc, with a warning that says so. */
+static void test_machine_types(void **state)
+{
+	char out[1024];
+
+	(void)state;
+	assert_int_equal(machine_of(HEAD "<vcpu>1</vcpu>" OS "</domain>"), MACHINE_PC);
+	assert_int_equal(machine_of(HEAD OS_MACHINE("pc-i440fx-7.2") "</domain>"), MACHINE_PC);
+	assert_int_equal(machine_of(HEAD OS_MACHINE("q35") "</domain>"), MACHINE_Q35);
+	assert_int_equal(machine_of(HEAD OS_MACHINE("pc-q35-7.2") "</domain>"), MACHINE_Q35);
+	assert_int_equal(machine_of(HEAD "<vcpu>1</vcpu><os><type arch='x86_64'>hvm</type>"
+					 "<kernel>/k.elf</kernel></os></domain>"),
+			 MACHINE_PC);
+	assert_int_equal(unit_run_child(load_microvm, NULL, out, sizeof(out)), 0);
+	assert_contains(out, "<os><type machine='microvm'>: plugvm presents QEMU's pc "
+			     "(pc-i440fx-*) or q35 (pc-q35-*): taken as pc");
+}
+
+UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_full_document), cmocka_unit_test(test_machine_types),
 	  cmocka_unit_test(test_vcpu_current_without_vcpus), cmocka_unit_test(test_refusals),
 	  cmocka_unit_test(test_bounds), cmocka_unit_test(test_document_size),
 	  cmocka_unit_test(test_missing_file), cmocka_unit_test(test_sizes),

@@ -75,8 +75,12 @@ static struct json_object *cmd_later(void *ctx, struct json_object *args, struct
 }
 
 static const struct qmp_command cmds[] = {
-	{ "echo", cmd_echo, echo_args }, { "later", cmd_later, NULL }, { "fail", cmd_fail, NULL },
-	{ "need", cmd_need, need_args }, { NULL, NULL, NULL },
+	{ "echo", cmd_echo, echo_args },
+	{ "later", cmd_later, NULL },
+	{ "fail", cmd_fail, NULL },
+	{ "need", cmd_need, need_args },
+	{ "free", cmd_echo, echo_args, QMP_CMD_NO_MACHINE },
+	{ NULL, NULL, NULL },
 };
 
 struct fixture {
@@ -831,6 +835,90 @@ static void test_socket_path_appears_listening(void **state)
 	unlink(path);
 }
 
+/*
+ * Without a machine (-machine none), a command not marked QMP_CMD_NO_MACHINE is refused
+ * before its arguments are looked at and without running; a marked one runs; negotiation
+ * is unaffected. With the machine back, everything runs again.
+ */
+static void test_no_machine_refuses_unmarked_commands(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *r;
+	const char *d;
+
+	qmp_server_set_no_machine(f->s, "no machine here");
+	negotiate(f->c);
+	d = expect_error(f->c, "{\"execute\": \"echo\", \"arguments\": {\"s\": \"x\"}}",
+			 "GenericError");
+	assert_string_equal(d, "no machine here");
+	d = expect_error(f->c, "{\"execute\": \"need\", \"arguments\": {\"bogus\": 1}}",
+			 "GenericError");
+	assert_string_equal(d, "no machine here");
+	assert_int_equal(echo_calls, 0);
+	qmp_test_send(f->c, "{\"execute\": \"free\", \"arguments\": {\"s\": \"x\"}}");
+	r = qmp_test_next_line(f->c);
+	assert_string_equal(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN),
+			    "{\"return\":{\"s\":\"x\"}}");
+	json_object_put(r);
+	assert_int_equal(echo_calls, 1);
+	assert_non_null(
+	    strstr(expect_error(f->c, "{\"execute\": \"nope\"}", "CommandNotFound"), "nope"));
+	qmp_server_set_no_machine(f->s, NULL);
+	qmp_test_send(f->c, "{\"execute\": \"echo\"}");
+	json_object_put(qmp_test_next_line(f->c));
+	assert_int_equal(echo_calls, 2);
+}
+
+/*
+ * Every line the server writes on a socket ends in CRLF: the greeting, replies, errors and
+ * events (libvirt waits forever for a greeting ended by LF alone: spec §9.1). An event not
+ * among the declared names still goes out, and the error log names it.
+ */
+static void test_every_line_ends_in_crlf(void **state)
+{
+	static const char reqs[] = "{\"execute\": \"qmp_capabilities\"}\n{\"execute\": \"echo\", "
+				   "\"id\": 1}\n{\"execute\": \"nope\"}\nnot json\n";
+	static const char *const names[] = { "KNOWN", NULL };
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct fixture *f = *state;
+	struct unit_capture cap;
+	char path[108], all[8192], log[512], *p;
+	size_t len = 0;
+	unsigned i, lines = 0;
+	int fd;
+
+	qmp_test_listen(f->s, "crlf", path, sizeof(path));
+	qmp_server_set_event_names(f->s, names);
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(send(fd, reqs, strlen(reqs), 0), (ssize_t)strlen(reqs));
+	for (i = 0; i < 50; i++) {
+		ssize_t n;
+
+		qmp_server_dispatch(f->s);
+		if (i == 25) {
+			unit_capture_begin(&cap);
+			qmp_server_event(f->s, "KNOWN", NULL);
+			qmp_server_event(f->s, "UNDECLARED", NULL);
+			unit_capture_end(&cap, log, sizeof(log));
+		}
+		n = recv(fd, all + len, sizeof(all) - len - 1, MSG_DONTWAIT);
+		if (n > 0)
+			len += (size_t)n;
+	}
+	all[len] = '\0';
+	for (p = all; (p = strchr(p, '\n')); p++, lines++)
+		assert_true(p > all && p[-1] == '\r');
+	assert_int_equal(lines, 7); /* greeting, 4 answers, 2 events */
+	assert_true(len > 2 && all[len - 2] == '\r' && all[len - 1] == '\n');
+	assert_non_null(strstr(all, "\"event\":\"UNDECLARED\""));
+	assert_non_null(strstr(log, "event UNDECLARED is missing"));
+	assert_null(strstr(log, "KNOWN is missing"));
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -857,6 +945,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_requests_per_pass_are_bounded, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_idle_client_makes_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_machine_refuses_unmarked_commands, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_every_line_ends_in_crlf, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

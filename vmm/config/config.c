@@ -44,6 +44,9 @@ const char config_usage[] =
     "                         QEMU's -no-shutdown\n"
     "  --no-reboot            a guest reset request (port 0xcf9) is a power-off (the\n"
     "                         default; QMP set-action reboot=reset makes it reboot)\n"
+    "  -machine, -M, --machine TYPE[,accel=kvm]\n"
+    "                         the chipset whose ACPI ports the guest sees: pc (QEMU's\n"
+    "                         pc-i440fx-*, the default) or q35 (pc-q35-*)\n"
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
     "  --domain FILE.xml      a libvirt domain document (docs/domain-xml.md); the other\n"
     "                         flags override it\n"
@@ -270,6 +273,66 @@ static enum config_status opt_no_reboot(struct vm_config *cfg, const char *val, 
 	return CONFIG_RUN;
 }
 
+/* `s` is "D.D" with D one or more decimal digits. */
+static bool is_version(const char *s)
+{
+	size_t major = strspn(s, "0123456789"), minor;
+
+	if (!major || s[major] != '.')
+		return false;
+	minor = strspn(s + major + 1, "0123456789");
+	return minor && !s[major + 1 + minor];
+}
+
+int config_parse_machine_type(const char *name, enum config_machine *out)
+{
+	if (!strcmp(name, "pc") || (!strncmp(name, "pc-i440fx-", 10) && is_version(name + 10))) {
+		*out = MACHINE_PC;
+		return 0;
+	}
+	if (!strcmp(name, "q35") || (!strncmp(name, "pc-q35-", 7) && is_version(name + 7))) {
+		*out = MACHINE_Q35;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* TYPE[,accel=kvm] (QEMU's type=TYPE too): plugvm runs on KVM only and has no other knob. */
+static enum config_status opt_machine(struct vm_config *cfg, const char *val, char *err,
+				      size_t errlen)
+{
+	const char *name = strncmp(val, "type=", 5) ? val : val + 5;
+	const char *opt = strchr(name, ',');
+	size_t len = opt ? (size_t)(opt - name) : strlen(name);
+	char type[32];
+
+	while (opt) {
+		const char *o = opt + 1, *next = strchr(o, ',');
+		size_t olen = next ? (size_t)(next - o) : strlen(o);
+
+		if (!(olen == 9 && !strncmp(o, "accel=kvm", 9))) {
+			config_set_err(err, errlen,
+				       "--machine: unsupported option '%.*s' in '%s' (plugvm takes "
+				       "a machine type and accel=kvm only)",
+				       (int)olen, o, val);
+			return CONFIG_ERROR;
+		}
+		opt = next;
+	}
+	if (len < sizeof(type)) {
+		memcpy(type, name, len);
+		type[len] = '\0';
+	}
+	if (len >= sizeof(type) || config_parse_machine_type(type, &cfg->machine)) {
+		config_set_err(err, errlen,
+			       "--machine: '%.*s' is not a machine plugvm presents: pc "
+			       "(pc-i440fx-X.Y) or q35 (pc-q35-X.Y)",
+			       (int)len, name);
+		return CONFIG_ERROR;
+	}
+	return CONFIG_RUN;
+}
+
 static enum config_status opt_virtio(struct vm_config *cfg, const char *val, char *err,
 				     size_t errlen)
 {
@@ -358,6 +421,7 @@ static const struct opt opts[] = {
 	{ { "S" }, ARG_NONE, opt_paused },
 	{ { "no-shutdown" }, ARG_NONE, opt_no_shutdown },
 	{ { "no-reboot" }, ARG_NONE, opt_no_reboot },
+	{ { "machine", "M" }, ARG_REQUIRED, opt_machine },
 	{ { "virtio" }, ARG_REQUIRED, opt_virtio },
 	{ { "chaos" }, ARG_OPTIONAL, opt_chaos },
 	{ { "domain" }, ARG_REQUIRED, opt_domain },

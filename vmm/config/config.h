@@ -82,6 +82,12 @@ enum config_console {
 	CONSOLE_NONE, /* discarded */
 };
 
+/* The chipset whose ACPI port layout plugvm presents (QEMU's pc = i440FX/PIIX4, q35 = ICH9). */
+enum config_machine {
+	MACHINE_PC, /* PM block 0x600, GPE0 0xafe0 (4 bytes), CPU hotplug block 0xaf00 */
+	MACHINE_Q35, /* PM block 0x600, GPE0 PMBASE+0x20 (16 bytes), CPU hotplug block 0x0cd8 */
+};
+
 /* What a guest power-off or reset does (QEMU's -no-shutdown, -no-reboot). */
 enum config_action {
 	ACTION_EXIT, /* plugvm ends (power-off: status 0) */
@@ -120,6 +126,7 @@ struct vm_config {
 	char *pidfile; /* -pidfile: our pid written there once QMP listens */
 	bool daemonize; /* -daemonize: the parent exits once QMP listens */
 	bool machine_none; /* -machine none (libvirt's probe): no guest, only QMP */
+	enum config_machine machine; /* default MACHINE_PC */
 	enum config_action on_poweroff; /* ACTION_EXIT or ACTION_PAUSE (-no-shutdown) */
 	enum config_action on_reset; /* ACTION_EXIT (plugvm, -no-reboot) or ACTION_RESET */
 	enum config_console console; /* default CONSOLE_STDIO */
@@ -188,6 +195,15 @@ int config_parse_smp_topo(const char *s, unsigned *nr_cpus, unsigned *max_cpus,
  * or "none". Returns 0 or -EINVAL/-ENOMEM with err set.
  */
 int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen);
+
+/*
+ * A QEMU machine type name: "pc" and "pc-i440fx-X.Y" (i440FX/PIIX4) into MACHINE_PC, "q35"
+ * and "pc-q35-X.Y" (ICH9) into MACHINE_Q35, X and Y decimal numbers (any version: plugvm
+ * presents the one layout QEMU 7.2 has for each). Names only: no options, and not "none".
+ * Pure. Returns 0 with *out set, or -EINVAL (*out untouched). Shared by --machine and
+ * plugvm-qemu's -machine (test_config.c: test_machine_type_names).
+ */
+int config_parse_machine_type(const char *name, enum config_machine *out);
 
 /*
  * --chaos's SPEC: comma-separated KEY=VALUE items, each overriding one default

@@ -250,12 +250,12 @@ static int read_os(struct domain_xml_reader *r, const xmlNode *os)
 				ret = domain_xml_fail(
 				    r, "%s: <os><type arch='%s'>: plugvm runs x86_64 only", r->path,
 				    arch);
-			else if (machine && strcmp(machine, "pc") &&
-				 strncmp(machine, "pc-i440fx", 9))
-				log_warn(
-				    "%s: <os><type machine='%s'>: plugvm has one machine, laid "
-				    "out as QEMU's pc: taken as pc",
-				    r->path, machine);
+			else if (machine && config_parse_machine_type(machine, &r->cfg->machine)) {
+				r->cfg->machine = MACHINE_PC;
+				log_warn("%s: <os><type machine='%s'>: plugvm presents QEMU's pc "
+					 "(pc-i440fx-*) or q35 (pc-q35-*): taken as pc",
+					 r->path, machine);
+			}
 			xmlFree(arch);
 			xmlFree(machine);
 			free(t);

@@ -17,6 +17,7 @@
 #include "control_agent.h"
 #include "control_cpus.h"
 #include "control_domain.h"
+#include "control_probe.h"
 #include "control_latency.h"
 #include "control_libvirt.h"
 #include "control_stats.h"
@@ -64,6 +65,8 @@ static const char *run_state_name(struct vm *vm)
 {
 	if (vm_stopping(vm) || vm->powered_off)
 		return "shutdown";
+	if (!vm_has_machine(vm)) /* QEMU's -machine none: -S holds it in prelaunch, as QEMU */
+		return vm->cfg->start_paused ? "prelaunch" : "running";
 	switch (cpus_run_state(vm->cpus)) {
 	case CPUS_PRELAUNCH:
 		return "prelaunch";
@@ -236,11 +239,12 @@ static struct json_object *query_version(void *ctx, struct json_object *args, st
 	(void)ctx;
 	(void)args;
 	(void)err;
-	json_object_object_add(v, "micro", json_object_new_int(PLUGVM_VERSION_MICRO));
-	json_object_object_add(v, "minor", json_object_new_int(PLUGVM_VERSION_MINOR));
-	json_object_object_add(v, "major", json_object_new_int(PLUGVM_VERSION_MAJOR));
+	/* The QEMU release whose interface plugvm implements; plugvm's own in `package`. */
+	json_object_object_add(v, "micro", json_object_new_int(PLUGVM_QEMU_COMPAT_MICRO));
+	json_object_object_add(v, "minor", json_object_new_int(PLUGVM_QEMU_COMPAT_MINOR));
+	json_object_object_add(v, "major", json_object_new_int(PLUGVM_QEMU_COMPAT_MAJOR));
 	json_object_object_add(r, "qemu", v);
-	json_object_object_add(r, "package", json_object_new_string("plugvm " PLUGVM_VERSION));
+	json_object_object_add(r, "package", json_object_new_string(PLUGVM_PACKAGE));
 	return r;
 }
 
@@ -284,12 +288,12 @@ static struct json_object *query_commands(void *ctx, struct json_object *args,
 
 /* query-commands lists these, the CPU commands, then machine_commands, as QEMU. */
 static const struct qmp_command base_commands[] = {
-	{ "query-status", query_status, NULL },
+	{ "query-status", query_status, NULL, QMP_CMD_NO_MACHINE },
 	{ "cont", cmd_cont, NULL },
 	{ "stop", cmd_stop, NULL },
 	{ "human-monitor-command", human_monitor_command, hmp_args },
-	{ "query-version", query_version, NULL },
-	{ "query-commands", query_commands, NULL },
+	{ "query-version", query_version, NULL, QMP_CMD_NO_MACHINE },
+	{ "query-commands", query_commands, NULL, QMP_CMD_NO_MACHINE },
 	{ NULL, NULL, NULL },
 };
 
@@ -297,7 +301,7 @@ static const struct qmp_command machine_commands[] = {
 	{ "system_powerdown", system_powerdown, NULL },
 	{ "system_reset", system_reset, NULL },
 	{ "inject-nmi", inject_nmi, NULL },
-	{ "quit", cmd_quit, NULL },
+	{ "quit", cmd_quit, NULL, QMP_CMD_NO_MACHINE },
 	{ NULL, NULL, NULL },
 };
 
@@ -305,7 +309,7 @@ static const struct qmp_command machine_commands[] = {
  * base_commands, the CPU commands (control_cpus.c), machine_commands, the ones libvirt
  * asks of a running domain (control_libvirt.c), then the agent's
  * (control_agent.c), the domain's (control_domain.c), the statistics (control_stats.c), the
- * latency one (control_latency.c), then the end marker.
+ * latency one (control_latency.c), the probe's (control_probe.c), then the end marker.
  */
 static struct qmp_command commands[128];
 
@@ -314,13 +318,18 @@ static void merge_commands(void)
 	const struct qmp_command *tables[] = { base_commands,	       control_cpus_commands,
 					       machine_commands,       control_libvirt_commands,
 					       control_agent_commands, control_domain_commands,
-					       control_stats_commands, control_latency_commands },
+					       control_stats_commands, control_latency_commands,
+					       control_probe_commands },
 				 *c;
 	unsigned n = 0, t;
 
-	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
 		for (c = tables[t]; c->name && n < 127; c++)
 			commands[n++] = *c;
+		if (c->name) /* never silently: query-commands would not list what is missing */
+			log_error("qmp: the command table is full: %s and later are left out",
+				  c->name);
+	}
 	commands[n] = (struct qmp_command){ NULL, NULL, NULL };
 }
 
@@ -360,14 +369,20 @@ int control_start(struct vm *vm)
 		path = fallback;
 	}
 	merge_commands();
+	control_probe_init(vm);
 	agent_set_event_fn(vm, control_agent_event);
-	cpus_set_event_fn(vm->cpus, control_cpus_event, vm);
-	vm->qmp = qmp_server_create(commands, vm, "plugvm " PLUGVM_VERSION, PLUGVM_VERSION_MAJOR,
-				    PLUGVM_VERSION_MINOR, PLUGVM_VERSION_MICRO);
+	if (vm_has_machine(vm))
+		cpus_set_event_fn(vm->cpus, control_cpus_event, vm);
+	vm->qmp = qmp_server_create(commands, vm, PLUGVM_PACKAGE, PLUGVM_QEMU_COMPAT_MAJOR,
+				    PLUGVM_QEMU_COMPAT_MINOR, PLUGVM_QEMU_COMPAT_MICRO);
 	if (!vm->qmp) {
 		log_error("qmp: out of memory");
 		return -ENOMEM;
 	}
+	qmp_server_set_event_names(vm->qmp, control_event_names);
+	if (!vm_has_machine(vm))
+		qmp_server_set_no_machine(vm->qmp,
+					  "no machine: plugvm-qemu was started with -machine none");
 	/* Guest-triggered events are rate-limited per CPU slot; the last key is "no slot". */
 	qmp_server_set_event_keys(vm->qmp, vm->cfg->max_cpus + 1);
 	err = qmp_server_listen(vm->qmp, path);

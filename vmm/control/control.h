@@ -11,8 +11,10 @@
 struct vm;
 
 /*
- * Listen on cfg->qmp_path if set (vm->qmp), and hear the vCPU lifecycle's events. Before
- * any vCPU runs. Returns 0 or -errno (logged).
+ * Listen on cfg->qmp_path if set (vm->qmp), and hear the vCPU lifecycle's events (with a
+ * machine: vm_has_machine()). Without a machine only the commands marked QMP_CMD_NO_MACHINE
+ * run. Before any vCPU runs and before the sandbox: it looks at /dev/kvm for query-kvm
+ * (control_probe_init()). Returns 0 or -errno (logged).
  */
 int control_start(struct vm *vm);
 

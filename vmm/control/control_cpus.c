@@ -25,7 +25,7 @@
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
 
-#define CPU_TYPE "host-x86_64-cpu" /* QEMU's <model>-x86_64-cpu: plugvm passes the host's */
+#define CPU_TYPE CONTROL_CPU_TYPE
 
 /*
  * QEMU's topology properties of the vCPU with APIC ID `id`. plugvm's APIC IDs are dense

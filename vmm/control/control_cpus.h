@@ -14,6 +14,9 @@
 
 struct vm;
 
+/* The type of plugvm's vCPU, QEMU's <model>-x86_64-cpu: plugvm passes the host's model. */
+#define CONTROL_CPU_TYPE "host-x86_64-cpu"
+
 /* Ends with name == NULL; ctx is the struct vm. */
 extern const struct qmp_command control_cpus_commands[];
 

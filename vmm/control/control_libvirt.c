@@ -262,14 +262,19 @@ static const struct qmp_arg set_action_args[] = {
 	{ NULL, json_type_null, false },
 };
 
+/*
+ * Those that need no guest (QMP_CMD_NO_MACHINE) answer libvirt's probe under -machine none
+ * too (query-migrate-capabilities is in it); the character devices and the vCPUs need one.
+ */
 const struct qmp_command control_libvirt_commands[] = {
-	{ "query-migrate-capabilities", query_migrate_capabilities, NULL },
-	{ "migrate-set-capabilities", migrate_set_capabilities, migrate_set_capabilities_args },
-	{ "query-chardev", query_chardev, NULL },
-	{ "qom-list", qom_list, qom_list_args },
-	{ "query-named-block-nodes", empty_list, named_block_nodes_args },
-	{ "query-block", empty_list, NULL },
-	{ "query-jobs", empty_list, NULL },
-	{ "set-action", set_action, set_action_args },
-	{ NULL, NULL, NULL },
+	{ "query-migrate-capabilities", query_migrate_capabilities, NULL, QMP_CMD_NO_MACHINE },
+	{ "migrate-set-capabilities", migrate_set_capabilities, migrate_set_capabilities_args,
+	  QMP_CMD_NO_MACHINE },
+	{ "query-chardev", query_chardev, NULL, 0 },
+	{ "qom-list", qom_list, qom_list_args, 0 },
+	{ "query-named-block-nodes", empty_list, named_block_nodes_args, QMP_CMD_NO_MACHINE },
+	{ "query-block", empty_list, NULL, QMP_CMD_NO_MACHINE },
+	{ "query-jobs", empty_list, NULL, QMP_CMD_NO_MACHINE },
+	{ "set-action", set_action, set_action_args, QMP_CMD_NO_MACHINE },
+	{ NULL, NULL, NULL, 0 },
 };

@@ -51,15 +51,25 @@ struct qmp_arg {
 /*
  * A command. `fn` gets the validated arguments (an object, maybe empty) and returns the
  * value of "return" (a new reference; NULL means {}), or sets err. `ctx` is the server's.
+ * `flags` is 0 or QMP_CMD_NO_MACHINE. A command without that flag needs the guest machine:
+ * while the server has none (qmp_server_set_no_machine()), dispatch refuses it with
+ * GenericError before `fn` runs, so an entry that says nothing is safe
+ * (test_control.c's test_every_command_without_machine).
  */
 struct qmp_command {
 	const char *name;
 	struct json_object *(*fn)(void *ctx, struct json_object *args, struct qmp_error *err);
 	const struct qmp_arg *args;
+	unsigned flags;
 };
+
+#define QMP_CMD_NO_MACHINE (1u << 0) /* runs without a guest machine (QEMU's -machine none) */
 
 struct qmp_server;
 struct qmp_session;
+
+/* qmp_capabilities, which every session answers itself (it is in no server's table). */
+extern const struct qmp_command qmp_capabilities_command;
 
 /*
  * A server for `cmds` (ending with name == NULL), passing `ctx` to them. `package` names
@@ -87,6 +97,21 @@ int qmp_server_dir_fd(const struct qmp_server *s);
 
 /* The socket's path (NULL before qmp_server_listen() succeeded). */
 const char *qmp_server_path(const struct qmp_server *s);
+/* The table the server dispatches from (as given to qmp_server_create()). */
+const struct qmp_command *qmp_server_commands(const struct qmp_server *s);
+
+/*
+ * No guest machine (`desc` not NULL, kept by reference): from now on every command without
+ * QMP_CMD_NO_MACHINE fails with GenericError `desc`. NULL: every command runs (the default).
+ */
+void qmp_server_set_no_machine(struct qmp_server *s, const char *desc);
+
+/*
+ * The names of every event the server's user emits (ending with NULL, kept by reference):
+ * query-qmp-schema lists them. An event not named there still goes out, and its name is
+ * logged as an error once (the list is stale). NULL: no list (the default).
+ */
+void qmp_server_set_event_names(struct qmp_server *s, const char *const *names);
 
 /* Accept clients, read requests, run commands, write replies and queued events. */
 void qmp_server_dispatch(struct qmp_server *s);

@@ -61,6 +61,19 @@ static const struct event_limit *event_limit(const char *name, unsigned *idx)
 	return NULL;
 }
 
+/* `name` is among the declared event names, or none were declared. Any thread. */
+static bool event_declared(const struct qmp_server *s, const char *name)
+{
+	const char *const *n;
+
+	if (!s->event_names)
+		return true;
+	for (n = s->event_names; *n; n++)
+		if (!strcmp(*n, name))
+			return true;
+	return false;
+}
+
 /* ev_lock held. */
 static void queue_event(struct qmp_server *s, struct qmp_event *e)
 {
@@ -167,6 +180,10 @@ void qmp_server_event_key(struct qmp_server *s, uint32_t mask, const char *name,
 		free(e);
 		return;
 	}
+	if (!event_declared(s, name) && log_ratelimit_ok(&s->undeclared_rl, 1))
+		log_error("qmp: event %s is missing from the declared event names "
+			  "(query-qmp-schema does not list it)",
+			  name);
 	l = event_limit(name, &idx);
 	pthread_mutex_lock(&s->ev_lock);
 	if (l)

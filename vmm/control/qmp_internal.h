@@ -74,12 +74,15 @@ struct qmp_server {
 	struct qmp_session *current; /* the session whose command runs now */
 	struct json_object *current_id;
 	bool deferred; /* that command took a deferred reply */
+	const char *no_machine; /* not NULL: machine commands fail with this (-machine none) */
+	const char *const *event_names; /* every event emitted (NULL: not declared) */
 
 	pthread_mutex_t ev_lock;
 	/* Guarded by ev_lock (events come from any thread): */
 	struct qmp_event *ev_head, **ev_tail;
 	struct event_throttle throttle[QMP_NR_EVENT_LIMITS];
 	uint32_t nr_event_keys; /* keys beyond fold into the last one */
+	struct log_ratelimit undeclared_rl; /* an event missing from event_names (own lock) */
 };
 
 /* ---- qmp_session.c ---- */

@@ -65,6 +65,21 @@ struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, 
 	return s;
 }
 
+void qmp_server_set_no_machine(struct qmp_server *s, const char *desc)
+{
+	s->no_machine = desc;
+}
+
+const struct qmp_command *qmp_server_commands(const struct qmp_server *s)
+{
+	return s->cmds;
+}
+
+void qmp_server_set_event_names(struct qmp_server *s, const char *const *names)
+{
+	s->event_names = names;
+}
+
 /* A socket file nobody listens on is left over from a killed VMM: replace it. */
 static int clear_stale_socket(const char *path, const struct sockaddr_un *addr)
 {

@@ -223,7 +223,8 @@ static struct json_object *do_capabilities(struct qmp_session *c, struct json_ob
 	return NULL;
 }
 
-static const struct qmp_command capabilities = { "qmp_capabilities", NULL, capabilities_args };
+const struct qmp_command qmp_capabilities_command = { "qmp_capabilities", NULL, capabilities_args,
+						      QMP_CMD_NO_MACHINE };
 
 /*
  * The request's envelope: an object with a string `execute`, maybe an object `arguments`
@@ -286,7 +287,7 @@ static const struct qmp_command *find_command(struct qmp_session *c, struct json
 	}
 	if (!strcmp(name, "qmp_capabilities")) {
 		if (!c->negotiated)
-			return &capabilities;
+			return &qmp_capabilities_command;
 		reply_error(c, id, "CommandNotFound",
 			    "Capabilities negotiation is already complete, command ignored");
 		return NULL;
@@ -309,9 +310,13 @@ static void run_command(struct qmp_session *c, const struct qmp_command *cmd,
 	struct json_object *ret, *reply;
 	struct qmp_error err = { 0 };
 
-	if (!check_args(cmd, args, &err)) {
+	if (c->s->no_machine && !(cmd->flags & QMP_CMD_NO_MACHINE)) {
+		/* Before its arguments, as a command that is not there: fn never sees NULL cpus. */
+		qmp_error_set(&err, "GenericError", "%s", c->s->no_machine);
 		ret = NULL;
-	} else if (cmd == &capabilities) {
+	} else if (!check_args(cmd, args, &err)) {
+		ret = NULL;
+	} else if (cmd == &qmp_capabilities_command) {
 		ret = do_capabilities(c, args, &err);
 	} else {
 		c->s->current = c;

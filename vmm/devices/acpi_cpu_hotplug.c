@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "../bus.h"
-#include "plugvm_abi.h"
 
 int acpi_cpu_hotplug_init(struct acpi_cpu_hotplug *d, unsigned nr_slots, unsigned nr_present,
 			  const struct acpi_cpu_hotplug_ops *ops)
@@ -261,9 +260,9 @@ static void block_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, 
 	pthread_mutex_unlock(&d->lock);
 }
 
-int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio)
+int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio, uint16_t base)
 {
-	return bus_register(pio, PLUGVM_PORT_CPUHP, ACPI_CPU_HOTPLUG_LEGACY_LEN, block_io, d,
+	return bus_register(pio, base, ACPI_CPU_HOTPLUG_LEGACY_LEN, block_io, d,
 			    "acpi-cpu-hotplug");
 }
 

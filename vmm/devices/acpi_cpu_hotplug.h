@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * QEMU's ACPI CPU hotplug register block (`pc` machine, I/O 0xAF00), as a state machine
+ * QEMU's ACPI CPU hotplug register block (I/O 0xAF00 on `pc`, 0x0CD8 on `q35`: the caller
+ * names the base, from the machine's acpi_layout), as a state machine
  * without I/O: the legacy 32-byte presence bitmap the machine starts with, the one-way
  * switch to the modern 12-byte block (a write of 0 at offset 0), and the modern block's
  * selector, status flags, control actions, commands (next CPU with an event, OST event,
@@ -21,7 +22,6 @@ struct bus;
 
 #define ACPI_CPU_HOTPLUG_LEGACY_LEN 32 /* bitmap of 256 APIC IDs */
 #define ACPI_CPU_HOTPLUG_MODERN_LEN 12
-#define ACPI_CPU_HOTPLUG_GPE_BIT    2 /* its event in GPE0, as QEMU's pc wires it */
 
 /* Status byte (offset 4) bits and control byte bits. */
 #define ACPI_CPU_HOTPLUG_STS_ENABLED	  0x01
@@ -46,7 +46,7 @@ enum acpi_cpu_hotplug_cmd {
  */
 struct acpi_cpu_hotplug_ops {
 	void *opaque;
-	/* Latch the CPU-hotplug GPE (bit 2) and update the SCI. */
+	/* Latch the CPU-hotplug GPE (the layout's cpuhp_gpe_bit) and update the SCI. */
 	void (*raise_gpe)(void *opaque);
 	/* The guest ejected `slot` (present, not the boot CPU); the device marked it absent. */
 	void (*eject)(void *opaque, unsigned slot);
@@ -80,8 +80,11 @@ void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d);
 /* Back to power-on state (system_reset): the first `nr_present` present, no events. */
 void acpi_cpu_hotplug_reset(struct acpi_cpu_hotplug *d, unsigned nr_present);
 
-/* Put the block on the I/O bus at PLUGVM_PORT_CPUHP. Before vCPUs run. Returns 0 or -errno. */
-int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio);
+/*
+ * Put the block on the I/O bus at `base` (its 32 legacy bytes, which hold the modern 12).
+ * Before vCPUs run. Returns 0 or bus_register()'s -errno.
+ */
+int acpi_cpu_hotplug_attach(struct acpi_cpu_hotplug *d, struct bus *pio, uint16_t base);
 
 /* A guest access of `size` bytes (1, 2 or 4) at `offset` in the block. */
 uint32_t acpi_cpu_hotplug_read(struct acpi_cpu_hotplug *d, unsigned offset, unsigned size);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * ACPI fixed hardware as QEMU's PIIX4 PM presents it: PM1a event (STS write-1-to-clear,
- * EN) and control (SCI_EN fixed on, SLP_TYP/SLP_EN: S5 powers off), the 24-bit PM timer
- * at 3.579545 MHz, and the GPE0 block (STS W1C, EN). The SCI on GSI 9 is level-triggered:
- * asserted while any enabled status bit is set.
+ * ACPI fixed hardware as QEMU's PIIX4 PM (pc) or ICH9 LPC (q35) presents it, at the ports
+ * of the machine's acpi_layout: PM1a event (STS write-1-to-clear, EN) and control (SCI_EN
+ * fixed on, SLP_TYP/SLP_EN: S5 powers off), the 24-bit PM timer at 3.579545 MHz, and the
+ * GPE0 block (4 bytes on pc, 16 on q35: STS W1C in the first half, EN in the second). The
+ * SCI on GSI 9 is level-triggered: asserted while any enabled status bit is set.
  */
 #include "acpi_pm.h"
 
@@ -15,6 +16,7 @@
 
 #include "../log.h"
 #include "../vm.h"
+#include "../x86/acpi_layout.h"
 #include "plugvm_abi.h"
 
 #define PM1_PWRBTN   (1u << 8)
@@ -22,11 +24,12 @@
 
 struct acpi_pm {
 	struct vm *vm;
+	unsigned gpe_half; /* bytes of GPE0 status, and of enable: layout->gpe0_len / 2 */
 	pthread_mutex_t lock;
-	/* Guarded by lock: */
+	/* Guarded by lock (the first gpe_half bytes of each are the block's): */
 	uint16_t pm1_sts, pm1_en, pm1_cnt;
-	uint8_t gpe_sts[PLUGVM_PORT_GPE0_LEN / 2];
-	uint8_t gpe_en[PLUGVM_PORT_GPE0_LEN / 2];
+	uint8_t gpe_sts[ACPI_LAYOUT_GPE0_MAX_LEN / 2];
+	uint8_t gpe_en[ACPI_LAYOUT_GPE0_MAX_LEN / 2];
 	int sci_level;
 	struct log_ratelimit rl;
 };
@@ -37,7 +40,7 @@ static void update_sci(struct acpi_pm *pm)
 	int level = (pm->pm1_sts & pm->pm1_en) != 0;
 	unsigned i;
 
-	for (i = 0; i < sizeof(pm->gpe_sts); i++)
+	for (i = 0; i < pm->gpe_half; i++)
 		level |= (pm->gpe_sts[i] & pm->gpe_en[i]) != 0;
 	if (level != pm->sci_level) {
 		pm->sci_level = level;
@@ -147,7 +150,7 @@ static void gpe_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, un
 		   unsigned count, bool is_write)
 {
 	struct acpi_pm *pm = opaque;
-	const unsigned half = PLUGVM_PORT_GPE0_LEN / 2;
+	const unsigned half = pm->gpe_half;
 	unsigned i, n = size * count;
 
 	(void)vcpu_id;
@@ -155,7 +158,8 @@ static void gpe_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, un
 	for (i = 0; i < n; i++) {
 		unsigned off = (unsigned)offset + (i % size);
 
-		if (off >= PLUGVM_PORT_GPE0_LEN) {
+		/* An access running past the block's end: the bytes past it are no register. */
+		if (off >= 2 * half) {
 			if (!is_write)
 				data[i] = 0xff;
 		} else if (off < half) {
@@ -178,7 +182,7 @@ void acpi_pm_raise_gpe(struct vm *vm, unsigned bit)
 {
 	struct acpi_pm *pm = vm->pm;
 
-	if (bit >= 8 * sizeof(pm->gpe_sts))
+	if (bit >= 8 * pm->gpe_half)
 		return;
 	pthread_mutex_lock(&pm->lock);
 	pm->gpe_sts[bit / 8] |= (uint8_t)(1u << (bit % 8));
@@ -198,19 +202,26 @@ void acpi_pm_power_button(struct vm *vm)
 
 int acpi_pm_init(struct vm *vm)
 {
-	struct acpi_pm *pm = calloc(1, sizeof(*pm));
+	const struct acpi_layout *l = acpi_layout_of(vm->cfg->machine);
+	struct acpi_pm *pm;
 	int ret;
 
+	if (!l || l->gpe0_len % 2 || l->gpe0_len > ACPI_LAYOUT_GPE0_MAX_LEN) {
+		log_error("acpi-pm: no port layout for machine %d", (int)vm->cfg->machine);
+		return -EINVAL;
+	}
+	pm = calloc(1, sizeof(*pm));
 	if (!pm)
 		return -ENOMEM;
 	pm->vm = vm;
+	pm->gpe_half = l->gpe0_len / 2u;
 	pm->pm1_cnt = PLUGVM_PM1_CNT_SCI_EN;
 	pthread_mutex_init(&pm->lock, NULL);
-	ret = bus_register(&vm->pio, PLUGVM_PORT_PM_BASE, PLUGVM_PORT_PM_LEN, pm_io, pm, "acpi-pm");
+	ret = bus_register(&vm->pio, l->pm_base, l->pm_len, pm_io, pm, "acpi-pm");
 	if (!ret)
-		ret = bus_register(&vm->pio, PLUGVM_PORT_GPE0, PLUGVM_PORT_GPE0_LEN, gpe_io, pm,
-				   "acpi-gpe0");
+		ret = bus_register(&vm->pio, l->gpe0_base, l->gpe0_len, gpe_io, pm, "acpi-gpe0");
 	if (ret) {
+		pthread_mutex_destroy(&pm->lock);
 		free(pm);
 		return ret;
 	}

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* ACPI table builder (QEMU `pc` register layout). Pure: writes into a caller's buffer. */
+/*
+ * ACPI table builder (QEMU `pc` or `q35` register layout, from the config's acpi_layout).
+ * Pure: writes into a caller's buffer.
+ */
 #include "acpi.h"
 
 #include <string.h>
@@ -103,20 +106,20 @@ static unsigned aml_pkg(uint8_t *out, const uint8_t *op, unsigned oplen, const u
 }
 
 /*
- * The DSDT's AML:
+ * The DSDT's AML (`cpuhp` is 0xAF00 on pc, 0x0CD8 on q35, as QEMU's):
  *   Name (_S5, Package () { 0, 0, 0, 0 })
  *   Scope (_SB) {
  *     Device (PRES) {
  *       Name (_HID, EisaId ("PNP0A06"))
- *       OperationRegion (PRST, SystemIO, 0xAF00, 0x0C)
+ *       OperationRegion (PRST, SystemIO, cpuhp, 0x0C)
  *     }
  *   }
  */
-static unsigned build_aml(uint8_t *out)
+static unsigned build_aml(uint8_t *out, uint16_t cpuhp)
 {
 	static const uint8_t s5[] = { 0x08, '_',  'S',	'5',  '_',  0x12,
 				      0x06, 0x04, 0x00, 0x00, 0x00, 0x00 };
-	static const uint8_t dev_body[] = {
+	const uint8_t dev_body[] = {
 		'P',
 		'R',
 		'E',
@@ -139,8 +142,8 @@ static unsigned build_aml(uint8_t *out)
 		'T',
 		0x01,
 		0x0b,
-		PLUGVM_PORT_CPUHP & 0xff,
-		PLUGVM_PORT_CPUHP >> 8,
+		(uint8_t)(cpuhp & 0xff),
+		(uint8_t)(cpuhp >> 8),
 		0x0a,
 		PLUGVM_PORT_CPUHP_LEN,
 	};
@@ -157,10 +160,10 @@ static unsigned build_aml(uint8_t *out)
 	return n;
 }
 
-static uint64_t build_dsdt(struct builder *b)
+static uint64_t build_dsdt(struct builder *b, const struct acpi_layout *l)
 {
 	uint8_t aml[128];
-	unsigned len = build_aml(aml);
+	unsigned len = build_aml(aml, l->cpuhp_base);
 	uint64_t off = reserve(b, sizeof(struct plugvm_acpi_header) + len);
 	struct plugvm_acpi_header *h = (void *)(b->buf + off);
 
@@ -172,7 +175,8 @@ static uint64_t build_dsdt(struct builder *b)
 	return off;
 }
 
-static uint64_t build_fadt(struct builder *b, uint64_t dsdt_off)
+/* The FADT's fixed hardware: the layout's ports, the same for pc and q35 but GPE0. */
+static uint64_t build_fadt(struct builder *b, uint64_t dsdt_off, const struct acpi_layout *l)
 {
 	uint64_t off = reserve(b, sizeof(struct plugvm_acpi_fadt));
 	struct plugvm_acpi_fadt *f = (void *)(b->buf + off);
@@ -184,23 +188,23 @@ static uint64_t build_fadt(struct builder *b, uint64_t dsdt_off)
 	f->x_dsdt = b->base + dsdt_off;
 	f->sci_int = PLUGVM_SCI_IRQ;
 	f->smi_cmd = 0; /* ACPI mode is always on: SCI_EN is set and fixed */
-	f->pm1a_evt_blk = PLUGVM_PORT_PM1A_EVT;
-	f->pm1a_cnt_blk = PLUGVM_PORT_PM1A_CNT;
-	f->pm_tmr_blk = PLUGVM_PORT_PM_TMR;
-	f->gpe0_blk = PLUGVM_PORT_GPE0;
+	f->pm1a_evt_blk = l->pm_base;
+	f->pm1a_cnt_blk = l->pm_base + 4u;
+	f->pm_tmr_blk = l->pm_base + 8u;
+	f->gpe0_blk = l->gpe0_base;
 	f->pm1_evt_len = 4;
 	f->pm1_cnt_len = 2;
 	f->pm_tmr_len = 4;
-	f->gpe0_blk_len = PLUGVM_PORT_GPE0_LEN;
+	f->gpe0_blk_len = (uint8_t)l->gpe0_len;
 	f->p_lvl2_lat = 0xfff; /* C2 not supported */
 	f->p_lvl3_lat = 0xfff; /* C3 not supported */
 	f->iapc_boot_arch = 1u << 2; /* VGA not present */
 	f->flags = PLUGVM_ACPI_FADT_WBINVD | PLUGVM_ACPI_FADT_PROC_C1 |
 		   PLUGVM_ACPI_FADT_SLP_BUTTON | PLUGVM_ACPI_FADT_RTC_S4;
-	f->x_pm1a_evt_blk = io_gas(32, PLUGVM_PORT_PM1A_EVT);
-	f->x_pm1a_cnt_blk = io_gas(16, PLUGVM_PORT_PM1A_CNT);
-	f->x_pm_tmr_blk = io_gas(32, PLUGVM_PORT_PM_TMR);
-	f->x_gpe0_blk = io_gas(PLUGVM_PORT_GPE0_LEN * 8, PLUGVM_PORT_GPE0);
+	f->x_pm1a_evt_blk = io_gas(32, l->pm_base);
+	f->x_pm1a_cnt_blk = io_gas(16, (uint16_t)(l->pm_base + 4u));
+	f->x_pm_tmr_blk = io_gas(32, (uint16_t)(l->pm_base + 8u));
+	f->x_gpe0_blk = io_gas((uint8_t)(l->gpe0_len * 8u), l->gpe0_base);
 	finish(&f->header);
 	return off;
 }
@@ -306,14 +310,14 @@ gpa_t acpi_build(uint8_t *buf, uint64_t size, gpa_t base, const struct acpi_conf
 	uint32_t rsdt_entries[2];
 	uint64_t xsdt_entries[2];
 
-	if (base & 15 || cfg->nr_cpus == 0 || cfg->nr_cpus > cfg->max_cpus ||
+	if (base & 15 || !cfg->layout || cfg->nr_cpus == 0 || cfg->nr_cpus > cfg->max_cpus ||
 	    cfg->max_cpus > PLUGVM_MAX_CPUS)
 		return 0;
 	rsdp_off = reserve(&b, sizeof(*rsdp));
 	rsdt_off = reserve(&b, sizeof(*rsdt) + sizeof(rsdt_entries));
 	xsdt_off = reserve(&b, sizeof(*xsdt) + sizeof(xsdt_entries));
-	dsdt_off = build_dsdt(&b);
-	fadt_off = build_fadt(&b, dsdt_off);
+	dsdt_off = build_dsdt(&b, cfg->layout);
+	fadt_off = build_fadt(&b, dsdt_off, cfg->layout);
 	madt_off = build_madt(&b, cfg);
 	if (b.overflow || base + b.used > UINT32_MAX)
 		return 0;

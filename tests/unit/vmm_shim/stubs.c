@@ -49,10 +49,23 @@ WEAK void vm_guest_reset(struct vm *vm)
 	(void)vm;
 }
 
+WEAK bool vm_has_machine(const struct vm *vm)
+{
+	return vm->cpus != NULL; /* vm.c's */
+}
+
 /* ---- KVM's interrupt lines and --chaos ---- */
 WEAK int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
 {
 	(void)k;
+	(void)gsi;
+	(void)level;
+	return 0;
+}
+
+WEAK int chaos_irq_line(struct chaos *c, uint32_t gsi, int level)
+{
+	(void)c;
 	(void)gsi;
 	(void)level;
 	return 0;
