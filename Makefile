@@ -37,10 +37,13 @@ endif
 # The configuration readers (flags, -smp, --chaos, --domain) in vmm/config/.
 VMM_CONFIG_SRCS := $(addprefix vmm/config/,config.c config_smp.c config_chaos.c \
 	config_validate.c)
+# plugvm-qemu's command line (QEMU's grammar, as libvirt writes it; vmm/config/qemu_cli.h).
+VMM_QEMU_CLI_SRCS := $(addprefix vmm/config/,qemu_cli.c qemu_cli_dev.c qemu_cli_finish.c \
+	qemu_opts.c)
 VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domain_xml_cpus.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
-	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c vcpu_crash.c) \
-	$(VMM_CONFIG_SRCS) $(VMM_DOMAIN_SRCS)
+	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c daemon.c console_io.c \
+	vcpu_crash.c) $(VMM_CONFIG_SRCS) $(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_layout.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c reset_control.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c latency.c virtio_mmio.c \
@@ -66,6 +69,14 @@ $(B)/plugvm: $(VMM_OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(HOST_LDFLAGS) -o $@ $^ $(VMM_LIBS)
 
+# plugvm-qemu: plugvm itself under another name (main.c reads QEMU's options when argv[0]'s
+# last component is plugvm-qemu). A relative symlink, not a copy or a hard link: one binary
+# to build, sign and install, and libvirt, which stat()s the <emulator> path through the
+# link, re-probes whenever plugvm changes.
+$(B)/plugvm-qemu: $(B)/plugvm
+	@echo "  LN      $@"
+	$(Q)ln -sfn plugvm $@
+
 -include $(VMM_OBJS:.o=.d)
 
 # ---- tools -----------------------------------------------------------------------------
@@ -90,7 +101,7 @@ $(CLIENT_LIB): $(CLIENT_LIB_OBJS)
 
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm.
 PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c cmd_cpus.c cmd_cpuhp.c cmd_stats.c \
-	cmd_virsh.c cmd_latency.c)
+	cmd_virsh.c cmd_vcpus.c cmd_domain.c cmd_latency.c)
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/plugctl: $(PLUGCTL_OBJS) $(CLIENT_LIB)
@@ -138,7 +149,7 @@ GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,printk.c bug.c cmdline.c mm.c pan
 	smp.c sched.c sched_hotplug.c sched_debug.c thread.c prioq.c wait.c mutex.c local_lock.c \
 	lockdep.c lockdep_report.c timer.c tick.c hrtimer.c timer_wheel.c timerqueue.c cpuhp.c \
 	cpuhp_engine.c cpuhp_table.c watchdog.c nmi.c)
-GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c acpi_cpu_hotplug.c acpi_hotplug.c \
+GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c monitor_input.c acpi_cpu_hotplug.c acpi_hotplug.c \
 	virtio_mmio.c virtio_console.c agent.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
 	selftest_sched.c selftest_timer_cpus.c selftest_timer.c selftest_cpuhp_walk.c \
@@ -181,7 +192,7 @@ $(eval $(call guest_variant,$(GUEST_PREFIX)/rt,$(GUEST_DEBUG_FLAGS) -DCONFIG_PRE
 
 .PHONY: all vmm guest guest-rt clean
 all: vmm guest guest-rt
-vmm: $(B)/plugvm $(B)/plugctl $(B)/plugvm-latency
+vmm: $(B)/plugvm $(B)/plugvm-qemu $(B)/plugctl $(B)/plugvm-latency
 guest: $(GUEST_PREFIX)/guest.elf
 guest-rt: $(GUEST_PREFIX)/rt/guest.elf
 
@@ -237,6 +248,32 @@ bench: all
 	@mkdir -p build/bench
 	$(Q)for b in $(BENCHES); do $(MAKE) bench-$$b || exit 1; done
 	$(Q)/usr/bin/python3 scripts/bench-readme.py $(BENCHES)
+
+# ---- install ------------------------------------------------------------------------------
+# `make install [PREFIX=/usr/local] [DESTDIR=]` and `make uninstall` with the same values:
+#   PREFIX/bin/plugvm, plugctl, plugvm-latency, and plugvm-qemu (a symlink to plugvm, which
+#   acts as the QEMU-compatible front end when called by that name);
+#   PREFIX/lib/plugvm/guest.elf and guest-rt.elf (the RT build), where plugvm, plugvm-latency
+#   --rt and configs/libvirt/*.xml look for them. DEBUG=0 installs the guests without the lock
+#   validator. uninstall removes these files, and PREFIX/lib/plugvm once empty; nothing else.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_BINDIR := $(DESTDIR)$(PREFIX)/bin
+INSTALL_LIBDIR := $(DESTDIR)$(PREFIX)/lib/plugvm
+INSTALL_PROGRAMS := plugvm plugctl plugvm-latency
+.PHONY: install uninstall
+install: all
+	$(Q)install -d -m 0755 '$(INSTALL_BINDIR)' '$(INSTALL_LIBDIR)'
+	$(Q)install -m 0755 $(addprefix $(B)/,$(INSTALL_PROGRAMS)) '$(INSTALL_BINDIR)/'
+	$(Q)ln -sfn plugvm '$(INSTALL_BINDIR)/plugvm-qemu'
+	$(Q)install -m 0644 $(GUEST_PREFIX)/guest.elf '$(INSTALL_LIBDIR)/guest.elf'
+	$(Q)install -m 0644 $(GUEST_PREFIX)/rt/guest.elf '$(INSTALL_LIBDIR)/guest-rt.elf'
+	@echo "  INSTALL $(INSTALL_PROGRAMS) plugvm-qemu -> $(INSTALL_BINDIR)"
+	@echo "  INSTALL guest.elf guest-rt.elf -> $(INSTALL_LIBDIR)"
+uninstall:
+	$(Q)rm -f $(addprefix '$(INSTALL_BINDIR)'/,$(INSTALL_PROGRAMS) plugvm-qemu) \
+		'$(INSTALL_LIBDIR)/guest.elf' '$(INSTALL_LIBDIR)/guest-rt.elf'
+	$(Q)if [ -d '$(INSTALL_LIBDIR)' ]; then rmdir --ignore-fail-on-non-empty '$(INSTALL_LIBDIR)'; fi
 
 # ---- dependencies, run, test -------------------------------------------------------------
 .PHONY: deps run test test-quick integration
@@ -313,7 +350,7 @@ check-hardening: vmm
 # the whole suite under ASan would take CI past its 30 minutes: `make check-san-all`.
 SAN_TESTS := test_qmp.py test_qmp_libvirt.py test_plugctl.py test_hotplug.py test_agent.py \
 	test_virtio.py test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py \
-	test_qmp_probe.py
+	test_qmp_probe.py test_qemu_cli.py
 check-san: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
 	$(Q)ln -sf ../guest.elf build/san/guest.elf

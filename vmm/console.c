@@ -71,9 +71,10 @@ void console_write(struct console *c, const void *buf, size_t len)
 	}
 	if (c->unreported) {
 		char mark[96];
+		/* CR LF, as the guest's own lines end: a serial terminal shows it whole. */
 		int n = snprintf(mark, sizeof(mark),
-				 "\n[plugvm: %llu bytes of guest output dropped: the console "
-				 "was not read]\n",
+				 "\r\n[plugvm: %llu bytes of guest output dropped: the console "
+				 "was not read]\r\n",
 				 (unsigned long long)c->unreported);
 
 		/* The gap is shown where it is, once there is room to say so. */
@@ -158,8 +159,8 @@ static void *writer(void *arg)
 		}
 		if (c->is_file && c->written >= CONSOLE_FILE_LIMIT && !c->capped) {
 			static const char note[] =
-			    "\n[plugvm: the console output reached its limit "
-			    "of 1 GiB in a file: the rest is dropped]\n";
+			    "\r\n[plugvm: the console output reached its limit "
+			    "of 1 GiB in a file: the rest is dropped]\r\n";
 
 			c->capped = true;
 			c->dropped += c->len;

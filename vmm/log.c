@@ -8,11 +8,19 @@
 #include <time.h>
 
 static enum log_level current_level = LOG_WARN;
+static bool timestamps;
 static pthread_mutex_t ratelimit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void log_set_level(enum log_level level)
 {
 	current_level = level;
+}
+
+void log_set_timestamps(bool on)
+{
+	/* glibc reads the time zone file once, on its first conversion: now, not sandboxed. */
+	tzset();
+	timestamps = on;
 }
 
 enum log_level log_get_level(void)
@@ -30,11 +38,21 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	};
 	char line[1024];
 	va_list ap;
-	int n;
+	int n = 0;
 
 	if (level > current_level)
 		return;
-	n = snprintf(line, sizeof(line), "plugvm: %s", tags[level]);
+	if (timestamps) {
+		struct timespec ts;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ ",
+			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			     tm.tm_sec, ts.tv_nsec / 1000);
+	}
+	n += snprintf(line + n, sizeof(line) - (size_t)n, "plugvm: %s", tags[level]);
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
 	va_end(ap);

@@ -14,6 +14,11 @@ enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 /* Messages above this level are dropped. Default LOG_WARN. */
 void log_set_level(enum log_level level);
 enum log_level log_get_level(void);
+/*
+ * Start each line with the UTC time as QEMU's -msg timestamp=on does
+ * ("2026-12-06T08:30:00.123456Z plugvm: ..."). Before any other thread exists.
+ */
+void log_set_timestamps(bool on);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <linux/kvm.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "control/control.h"
 #include "control/qmp.h"
 #include "cpus.h"
+#include "daemon.h"
 #include "devices/acpi_pm.h"
 #include "devices/debug_exit.h"
 #include "devices/latency.h"
@@ -113,7 +115,9 @@ static int load_guest(struct vm *vm)
 
 static int create_devices(struct vm *vm)
 {
-	vm->console = console_create(STDOUT_FILENO);
+	/* console_io.c opened it (stdout for plugvm's default). */
+	vm->console =
+	    console_create(vm->cfg->console_fd >= 0 ? vm->cfg->console_fd : STDOUT_FILENO);
 	if (!vm->console || uart_init(vm) || debug_exit_init(vm) || reset_control_init(vm) ||
 	    acpi_pm_init(vm) || cpus_create(vm) || latency_init(vm) || virtio_devices_init(vm) ||
 	    agent_init(vm))
@@ -130,6 +134,9 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	/* While this is the only thread: the SIGSYS handler is process-wide. */
 	if (sandbox_init(!cfg->sandbox_disabled))
 		return PLUGVM_EXIT_SETUP;
+	/* -machine none (libvirt's probe): no KVM VM, no vCPU, no kernel; QMP only. */
+	if (cfg->machine_none)
+		return 0;
 
 	if (kvm_open(&vm->kvm, "/dev/kvm"))
 		return PLUGVM_EXIT_SETUP;
@@ -140,6 +147,7 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	}
 	vm->cpuid.max_cpus = cfg->max_cpus;
 	vm->cpuid.tsc_deadline = vm->kvm.tsc_deadline;
+	vm->cpuid.no_arch_caps = cfg->cpu_no_arch_caps;
 	vm->cpuid.features =
 	    PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START | PLUGVM_FEATURE_LATENCY;
 	if (!cfg->virtio_disabled)
@@ -223,11 +231,11 @@ static void machine_poweroff_paused(struct vm *vm)
 		control_stopped(vm);
 }
 
-/* Console input for the UART. Returns false at EOF or on error (stop watching stdin). */
-static bool read_stdin(struct vm *vm)
+/* Console input for the UART. Returns false at EOF or on error (stop watching it). */
+static bool read_console(struct vm *vm)
 {
 	uint8_t buf[256];
-	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+	ssize_t n = read(vm->cfg->console_in_fd, buf, sizeof(buf));
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return true;
@@ -274,9 +282,9 @@ static int event_loop(struct vm *vm, int sig_fd)
 		ev.data.fd = agent_fd(vm);
 		epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	}
-	ev.data.fd = STDIN_FILENO;
-	/* Fails for regular files and /dev/null, which is what we want: no console input. */
-	watch_stdin = epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) == 0;
+	ev.data.fd = vm->cfg->console_in_fd;
+	/* Fails for regular files, /dev/null and -1, which is what we want: no console input. */
+	watch_stdin = ev.data.fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) == 0;
 
 	while (!vm_stopping(vm)) {
 		int timeout =
@@ -311,9 +319,9 @@ static int event_loop(struct vm *vm, int sig_fd)
 				}
 			} else if (fd == control_fd(vm)) {
 				control_dispatch(vm);
-			} else if (fd == STDIN_FILENO && watch_stdin) {
-				if (!read_stdin(vm)) {
-					epoll_ctl(ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
+			} else if (fd == vm->cfg->console_in_fd && watch_stdin) {
+				if (!read_console(vm)) {
+					epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL);
 					watch_stdin = false;
 				}
 			}
@@ -355,26 +363,61 @@ static int add_start_cpus(struct vm *vm)
 
 /*
  * What each thread kind writes to, into the filters (sandbox.h): the console writer the
- * guest's output (stdout); a vCPU thread the main loop's eventfds (a stop or reset, CPU
+ * guest's output (console_io.c's descriptor); a vCPU thread the main loop's eventfds (a stop or reset, CPU
  * hotplug work, a QMP event, an agent message); the main thread all of these (its filter is
- * the union) and, through send(2), its QMP clients. The QMP socket is removed at exit as a
- * name in its directory. 0 or -errno (logged).
+ * the union) and, through send(2), its QMP clients. The QMP socket (unless inherited) and the
+ * -pidfile are removed at exit as names in their directories. 0 or -errno (logged).
  */
 static int sandbox_grants(struct vm *vm)
 {
-	int r = sandbox_allow_write(SANDBOX_CONSOLE, STDOUT_FILENO);
+	int r = sandbox_allow_write(SANDBOX_VCPU, vm->stop_fd);
 
-	if (!r)
-		r = sandbox_allow_write(SANDBOX_VCPU, vm->stop_fd);
+	if (!r && vm->qmp)
+		r = sandbox_allow_write(SANDBOX_VCPU, qmp_server_event_fd(vm->qmp));
+	if (!r && vm->qmp && qmp_server_dir_fd(vm->qmp) >= 0)
+		r = sandbox_allow_unlinkat(qmp_server_dir_fd(vm->qmp));
+	if (!r && daemon_pidfile_dir_fd() >= 0)
+		r = sandbox_allow_unlinkat(daemon_pidfile_dir_fd());
+	/* -machine none: no console, no vCPU, no agent. */
+	if (r || !vm_has_machine(vm))
+		return r;
+	r = sandbox_allow_write(SANDBOX_CONSOLE,
+				vm->cfg->console_fd >= 0 ? vm->cfg->console_fd : STDOUT_FILENO);
 	if (!r)
 		r = sandbox_allow_write(SANDBOX_VCPU, cpus_wake_fd(vm->cpus));
 	if (!r && agent_fd(vm) >= 0)
 		r = sandbox_allow_write(SANDBOX_VCPU, agent_fd(vm));
-	if (!r && vm->qmp)
-		r = sandbox_allow_write(SANDBOX_VCPU, qmp_server_event_fd(vm->qmp));
-	if (!r && vm->qmp)
-		r = sandbox_allow_unlinkat(qmp_server_dir_fd(vm->qmp));
 	return r;
+}
+
+/*
+ * -machine none: QMP alone until `quit` or a signal (helper-free: no vCPU, no console). The
+ * main loop's stop_fd, signals and the QMP server, nothing else.
+ */
+static void serve_only(struct vm *vm, int sig_fd)
+{
+	struct pollfd p[3] = { { .fd = vm->stop_fd, .events = POLLIN },
+			       { .fd = sig_fd, .events = POLLIN },
+			       { .fd = control_fd(vm), .events = POLLIN } };
+
+	while (!vm_stopping(vm)) {
+		int n = poll(p, p[2].fd >= 0 ? 3 : 2, control_next_timeout_ms(vm));
+
+		if (n < 0 && errno != EINTR) {
+			log_error("poll: %s", strerror(errno));
+			vm_request_stop(vm, PLUGVM_EXIT_INTERNAL);
+			break;
+		}
+		control_tick(vm);
+		if (n > 0 && (p[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+				vm_request_stop(vm, PLUGVM_EXIT_SIGNAL_BASE + (int)si.ssi_signo);
+		}
+		if (n > 0 && (p[2].revents & POLLIN))
+			control_dispatch(vm);
+	}
 }
 
 int machine_run(struct vm *vm)
@@ -396,6 +439,9 @@ int machine_run(struct vm *vm)
 	}
 
 	ret = control_start(vm);
+	/* QMP listens: the pidfile and -daemonize's parent may now say so (daemon.h). */
+	if (!ret)
+		ret = daemon_ready(vm->cfg);
 	if (ret) {
 		close(sig_fd);
 		/* A socket path that cannot be used is a bad flag (exit 2), as a bad kernel file. */
@@ -413,6 +459,17 @@ int machine_run(struct vm *vm)
 	 * would make each thread call setresuid, which no vCPU filter allows).
 	 */
 	status = vm->cfg->runas ? runas_user(vm->cfg->runas) : 0;
+	if (!status && !vm_has_machine(vm)) {
+		if (sandbox_grants(vm) || sandbox_enter(SANDBOX_MAIN)) {
+			close(sig_fd);
+			return PLUGVM_EXIT_SETUP;
+		}
+		serve_only(vm, sig_fd);
+		close(sig_fd);
+		status = vm_exit_status(vm);
+		control_stop(vm, status);
+		return status;
+	}
 	if (status || sandbox_grants(vm) || sandbox_enter(SANDBOX_MAIN) ||
 	    console_start(vm->console) || chaos_start(vm->chaos) || add_start_cpus(vm)) {
 		close(sig_fd);
@@ -442,6 +499,10 @@ int machine_run(struct vm *vm)
 void machine_destroy(struct vm *vm)
 {
 	control_free(vm);
+	if (vm->cfg->machine_none) {
+		vm_fini(vm);
+		return;
+	}
 	cpus_destroy(vm->cpus); /* the vCPUs, then the CPU hotplug devices */
 	vm->cpus = NULL;
 	/* Only the main thread is left: nothing else can be inside chaos_irq_line(). */

@@ -7,7 +7,7 @@
  * clone only for threads (clone3 fails with ENOSYS so glibc falls back to clone, whose flags
  * a filter can see). Calls that could reach outside the VM carry argument checks in the BPF
  * itself: tgkill only into this process, sched_* only on the calling thread, write only on
- * the fds granted to the kind, unlinkat only in the QMP socket's directory; no open* at all.
+ * the fds granted to the kind, unlinkat only in the QMP socket's and the pidfile's directories; no open* at all.
  * The SIGSYS handler only writes and exits: async-signal-safe.
  */
 #include "sandbox.h"
@@ -66,7 +66,10 @@ static struct {
 	unsigned kinds;
 } write_grants[MAX_WRITE_GRANTS];
 static unsigned nr_write_grants;
-static int unlink_dir_fd = -1; /* sandbox_allow_unlinkat() */
+/* sandbox_allow_unlinkat(): the QMP socket's directory and the pidfile's */
+#define MAX_UNLINK_DIRS 2
+static int unlink_dir_fds[MAX_UNLINK_DIRS];
+static unsigned nr_unlink_dirs;
 static bool sealed; /* the filters are compiled: no more grants */
 
 static const char *const kind_names[SANDBOX_NR_KINDS] = {
@@ -388,10 +391,10 @@ static int add_checked_rules(scmp_filter_ctx ctx, unsigned bit)
 	if (!r && (bit & V))
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setscheduler), 1,
 				     ARG_IS(0, 0));
-	/* The QMP socket's removal at exit: a name in its directory, never a directory. */
-	if (!r && (bit & M) && unlink_dir_fd >= 0)
+	/* The QMP socket's and pidfile's removal at exit: a name in a directory, never one. */
+	for (i = 0; !r && (bit & M) && i < nr_unlink_dirs; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unlinkat), 2,
-				     ARG_IS(0, unlink_dir_fd), SCMP_A2(SCMP_CMP_EQ, 0));
+				     ARG_IS(0, unlink_dir_fds[i]), SCMP_A2(SCMP_CMP_EQ, 0));
 	return r;
 }
 
@@ -479,12 +482,12 @@ int sandbox_allow_write(enum sandbox_kind kind, int fd)
 
 int sandbox_allow_unlinkat(int dir_fd)
 {
-	if (sealed || dir_fd < 0) {
+	if (sealed || dir_fd < 0 || nr_unlink_dirs == MAX_UNLINK_DIRS) {
 		log_error("sandbox: cannot allow unlinkat in fd %d%s", dir_fd,
 			  sealed ? ": the filters are compiled" : "");
 		return sealed ? -EBUSY : -EINVAL;
 	}
-	unlink_dir_fd = dir_fd;
+	unlink_dir_fds[nr_unlink_dirs++] = dir_fd;
 	return 0;
 }
 

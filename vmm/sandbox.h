@@ -39,8 +39,8 @@ int sandbox_allow_write(enum sandbox_kind kind, int fd);
 
 /*
  * Let the main thread unlinkat(dir_fd, NAME, 0): a name in that directory, never a
- * directory itself (the QMP socket at exit). Same timing and returns as
- * sandbox_allow_write().
+ * directory itself (the QMP socket and the -pidfile at exit; two directories at most). Same
+ * timing and returns as sandbox_allow_write().
  */
 int sandbox_allow_unlinkat(int dir_fd);
 

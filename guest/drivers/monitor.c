@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The console monitor (see monitor.h): typed lines from any console (virtio-console, the
- * 16550) become commands.
+ * The console monitor's commands (see monitor.h): typed lines from any console
+ * (virtio-console, the 16550), edited by monitor_input.c, run here.
  */
 #include "drivers/monitor.h"
 
@@ -63,7 +63,7 @@ static void cmd_stats(void)
 	       (unsigned long)callbacks, virtio_console_kicks());
 }
 
-static void run_line(const char *s, size_t n)
+void monitor_run(const char *s, size_t n)
 {
 	size_t w = 0, rest;
 
@@ -94,23 +94,4 @@ static void run_line(const char *s, size_t n)
 		arch_poweroff(0);
 	} else
 		printk("monitor: unknown command '%.*s' (try help)\n", (int)w, s);
-}
-
-void monitor_input(struct monitor_line *m, const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		char c = (char)p[i];
-
-		if (c == '\r' || c == '\n') {
-			run_line(m->buf, m->len);
-			m->len = 0;
-		} else if (c == 0x7f || c == '\b') {
-			if (m->len)
-				m->len--;
-		} else if (m->len < MONITOR_LINE_MAX && c >= ' ') {
-			m->buf[m->len++] = c;
-		}
-	}
 }

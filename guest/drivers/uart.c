@@ -2,7 +2,8 @@
 /*
  * 16550 console. Transmit: with FIFOs on, THRE means the 16-byte FIFO is empty, so each wait
  * for THRE is followed by one `rep outsb` of up to 16 bytes: under KVM that is two exits per
- * 16 bytes instead of one per byte. Receive (interrupt-driven, IRQ 4): the handler empties
+ * 16 bytes instead of one per byte; each '\n' goes out as "\r\n" inside those 16 (a serial
+ * terminal's line end, as Linux's 8250 console writes it). Receive (interrupt-driven, IRQ 4): the handler empties
  * the FIFO into a ring (the boot CPU's IRQ is the only producer) and wakes "ttyS0-rx", the
  * only consumer, which feeds the console monitor.
  */
@@ -28,15 +29,17 @@
 void uart_write_direct(const char *s, size_t n)
 {
 	while (n) {
-		size_t chunk = n < UART_FIFO ? n : UART_FIFO;
+		/* One FIFO's worth, on this stack: the NMI path may run here at any time. */
+		char fifo[UART_FIFO];
+		size_t used, chunk = console_crlf(fifo, sizeof(fifo), s, n, &used);
 		unsigned spins = 0;
 
 		/* A missing UART reads 0xff (THRE set): never spin forever on one. */
 		while (!(inb(COM1 + 5) & LSR_THRE) && ++spins < 100000)
 			__asm__ volatile("pause");
-		outsb(COM1, s, chunk);
-		s += chunk;
-		n -= chunk;
+		outsb(COM1, fifo, chunk);
+		s += used;
+		n -= used;
 	}
 }
 

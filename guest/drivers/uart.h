@@ -18,7 +18,7 @@ void uart_console_mute(bool mute);
 
 /*
  * Write straight to the 16550, whether muted or not: the fallback of another console
- * (panic, broken device). Any context; the caller serializes (console lock, or panic).
+ * (panic, broken device). Each '\n' goes out as "\r\n". Any context; the caller serializes (console lock, or panic).
  */
 void uart_write_direct(const char *s, size_t n);
 

@@ -69,26 +69,36 @@ static void fall_back(const char *why, int err)
 	uart_write_direct(msg, (size_t)(n < (int)sizeof(msg) ? n : (int)sizeof(msg) - 1));
 }
 
+/*
+ * Each '\n' goes out as "\r\n" (Linux's hvc console does the same); a printk line (at most
+ * 320 bytes) fits one transmit buffer with its line ends, so a line still costs one kick.
+ */
 static void vcon_write(struct console *con, const char *s, size_t n)
 {
-	int err;
+	while (n) {
+		char buf[TX_BUF_SIZE];
+		size_t used, out;
+		int err;
 
-	(void)con;
-	/* A panic may have stopped a CPU inside the tx lock: the 16550 needs no lock. */
-	if (panic_in_progress() || !READ_ONCE(active)) {
-		uart_write_direct(s, n);
-		return;
-	}
-	err = virtio_tx_send(&tx, s, n, TX_WAIT_NS);
-	if (!err)
-		return;
-	/* Paused (being reset), re-entered, or the device failed: these bytes go to the 16550. */
-	uart_write_direct(s, n);
-	if (err == -EIO) {
-		virtio_wait_request_reset(&waiter);
-	} else if (err == -ETIMEDOUT) {
-		con->enabled = false;
-		fall_back("the device stopped consuming output", err);
+		/* A panic may have stopped a CPU inside the tx lock: the 16550 needs no lock. */
+		if (panic_in_progress() || !READ_ONCE(active)) {
+			uart_write_direct(s, n);
+			return;
+		}
+		out = console_crlf(buf, sizeof(buf), s, n, &used);
+		err = virtio_tx_send(&tx, buf, out, TX_WAIT_NS);
+		if (err) {
+			/* Paused (being reset), re-entered, or the device failed: the 16550's. */
+			uart_write_direct(s, used);
+			if (err == -EIO) {
+				virtio_wait_request_reset(&waiter);
+			} else if (err == -ETIMEDOUT) {
+				con->enabled = false;
+				fall_back("the device stopped consuming output", err);
+			}
+		}
+		s += used;
+		n -= used;
 	}
 }
 

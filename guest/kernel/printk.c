@@ -104,6 +104,31 @@ void console_force_unlock(void)
 	spin_lock_init(&console_lock, "console");
 }
 
+size_t console_crlf(char *dst, size_t cap, const char *s, size_t n, size_t *used)
+{
+	size_t in = 0, out = 0;
+
+	while (in < n && out < cap) {
+		size_t run = 0;
+
+		/* The run of bytes before the next LF that fits, copied as one block. */
+		while (in + run < n && s[in + run] != '\n' && out + run < cap)
+			run++;
+		memcpy(dst + out, s + in, run);
+		in += run;
+		out += run;
+		if (in == n || out == cap)
+			break;
+		if (cap - out < 2)
+			break;
+		dst[out++] = '\r';
+		dst[out++] = '\n';
+		in++;
+	}
+	*used = in;
+	return out;
+}
+
 /* ---- vsnprintf ------------------------------------------------------------------------ */
 
 struct out {

@@ -56,6 +56,14 @@ void console_write_atomic(const char *s, size_t n);
 void console_write_nmi(const char *s, size_t n);
 /* Panic: let this CPU write even if another one holds the console lock forever. */
 void console_force_unlock(void);
+/*
+ * A terminal's line ends, as Linux's serial and hvc consoles write them: copy s[0..n) into
+ * dst[0..cap) with each '\n' written as "\r\n" and every other byte as it is, until s or dst
+ * is used up. A "\r\n" is never split: it waits for the next call when one byte of dst is
+ * left. Stores in *used how many bytes of s it took and returns the bytes written; with cap >= 2
+ * and n > 0 both are non-zero. Any context (no lock, no state).
+ */
+size_t console_crlf(char *dst, size_t cap, const char *s, size_t n, size_t *used);
 
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);

@@ -13,7 +13,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initia
 	-fno-omit-frame-pointer -D_GNU_SOURCE -DPLUGVM_HOST_TEST \
 	-Itests/unit/shim -Iguest -Icommon -I.
 FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio fuzz_hotplug \
-	fuzz_agent fuzz_latency fuzz_domain fuzz_qmp_libvirt
+	fuzz_agent fuzz_latency fuzz_domain fuzz_qemu_cli fuzz_qmp_libvirt
 
 # The guest's printk.c defines vsnprintf/snprintf: rename them so libc keeps its own.
 FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
@@ -34,6 +34,8 @@ FUZZ_fuzz_latency_SRCS := vmm/devices/latency.c vmm/devices/pv_port.c vmm/bus.c 
 FUZZ_fuzz_domain_SRCS := $(VMM_DOMAIN_SRCS) vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/log.c
 FUZZ_fuzz_domain_CFLAGS := $(shell pkg-config --cflags libxml-2.0)
 FUZZ_fuzz_domain_LIBS := -lxml2
+FUZZ_fuzz_qemu_cli_SRCS := $(VMM_QEMU_CLI_SRCS) $(VMM_CONFIG_SRCS) vmm/log.c
+FUZZ_fuzz_qemu_cli_LIBS := -ljson-c
 
 FUZZ_HEADERS := $(wildcard common/*.h guest/kernel/*.h guest/arch/arch_api.h guest/arch/x86/acpi.h \
 	vmm/*.h vmm/*/*.h tests/unit/shim/*.h)

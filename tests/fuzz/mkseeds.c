@@ -276,6 +276,41 @@ static void agent_seeds(void)
 	put("fuzz_agent", "raw-partial", buf, n);
 }
 
+/* plugvm-qemu: spec §9.2's probe and §9.3's start (JSON and key=value), NUL-separated. */
+static void qemu_cli_seeds(void)
+{
+	static const char probe[] =
+	    "-S\0-no-user-config\0-nodefaults\0-nographic\0-machine\0"
+	    "none,accel=kvm:tcg\0-qmp\0"
+	    "unix:/var/lib/libvirt/qemu/qmp-x/qmp.monitor,server=on,wait=off\0"
+	    "-pidfile\0/var/lib/libvirt/qemu/qmp-x/qmp.pid\0-daemonize";
+	static const char start_json[] =
+	    "-name\0guest=g,debug-threads=on\0-S\0-object\0"
+	    "{\"qom-type\":\"secret\",\"id\":\"masterKey0\",\"format\":\"raw\",\"file\":\"/k\"}\0"
+	    "-machine\0pc-i440fx-7.2,usb=off,dump-guest-core=off,memory-backend=pc.ram\0-accel\0kvm"
+	    "\0-cpu\0host,migratable=on,arch-capabilities=off\0-m\096\0-object\0"
+	    "{\"qom-type\":\"memory-backend-ram\",\"id\":\"pc.ram\",\"size\":100663296}\0"
+	    "-overcommit\0mem-lock=off\0-smp\0"
+	    "1,maxcpus=4,sockets=4,cores=1,threads=1\0-uuid\0"
+	    "c7a5fdbd-cdaf-9455-926a-d65c16db1809\0-display\0none\0-no-user-config\0-nodefaults"
+	    "\0-chardev\0socket,id=charmonitor,fd=29,server=on,wait=off\0-mon\0"
+	    "chardev=charmonitor,id=monitor,mode=control\0-rtc\0base=utc\0-no-shutdown\0-boot\0"
+	    "strict=on\0-kernel\0/g.elf\0-add-fd\0set=0,fd=30,opaque=serial0-source\0-chardev\0"
+	    "file,id=charserial0,path=/dev/fdset/0,append=on\0-device\0"
+	    "{\"driver\":\"isa-serial\",\"chardev\":\"charserial0\",\"id\":\"serial0\",\"index\":0}"
+	    "\0-audiodev\0{\"id\":\"audio1\",\"driver\":\"none\"}\0-sandbox\0"
+	    "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny\0-msg\0"
+	    "timestamp=on";
+	static const char start_kv[] =
+	    "-name\0g\0-machine\0pc,usb=off\0-m\0size=98304k\0-chardev\0pty,id=charserial0\0"
+	    "-device\0isa-serial,chardev=charserial0,id=serial0\0-audiodev\0none,id=a\0"
+	    "-no-reboot\0-kernel\0/g.elf\0-append\0a,,b\0-serial\0none";
+
+	put("fuzz_qemu_cli", "probe", probe, sizeof(probe) - 1);
+	put("fuzz_qemu_cli", "start-json", start_json, sizeof(start_json) - 1);
+	put("fuzz_qemu_cli", "start-keyval", start_kv, sizeof(start_kv) - 1);
+}
+
 int main(void)
 {
 	static const char *const lines[] = {
@@ -346,6 +381,7 @@ int main(void)
 	put("fuzz_config", "argv2", argv2, sizeof(argv2) - 1);
 	put("fuzz_config", "argv3", argv3, sizeof(argv3) - 1);
 	put("fuzz_config", "argv4-chaos", argv4, sizeof(argv4) - 1);
+	qemu_cli_seeds();
 	put("fuzz_qmp_libvirt", "libvirt-start", libvirt_start, sizeof(libvirt_start) - 1);
 	put("fuzz_qmp_libvirt", "libvirt-errors", libvirt_errors, sizeof(libvirt_errors) - 1);
 	virtio_seed();

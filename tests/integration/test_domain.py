@@ -19,7 +19,8 @@ PLUGVM_EXAMPLES = [f for f in EXAMPLES if os.path.basename(f).startswith("plugvm
 
 def test_examples_exist():
     names = {os.path.basename(f) for f in EXAMPLES}
-    assert {"plugvm-domain.xml", "plugvm-rt.xml", "qemu-guest.xml"} <= names, names
+    assert {"plugvm-domain.xml", "plugvm-rt.xml", "qemu-guest.xml", "plugvm-libvirt-pc.xml",
+            "plugvm-libvirt-q35.xml"} <= names, names
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
@@ -27,6 +28,50 @@ def test_example_validates_against_libvirts_schema(path):
     r = subprocess.run(["virt-xml-validate", path, "domain"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+LIBVIRT_EXAMPLES = [f for f in EXAMPLES if os.path.basename(f).startswith("plugvm-libvirt-")]
+
+
+def _tree_copy(path, tmp_path):
+    """scripts/libvirt-domain.sh's copy of an example, naming this tree's paths."""
+    r = subprocess.run([os.path.join(ROOT, "scripts", "libvirt-domain.sh"), path],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / os.path.basename(path)
+    out.write_text(r.stdout)
+    return str(out), r.stdout
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=os.path.basename)
+def test_the_tree_copy_of_each_example_validates_and_names_the_tree(path, tmp_path):
+    copy, text = _tree_copy(path, tmp_path)
+    r = subprocess.run(["virt-xml-validate", copy, "domain"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rt = "guest-rt.elf" in open(path).read()
+    assert f"<kernel>{ROOT}/build/{'rt/' if rt else ''}guest.elf</kernel>" in text, text
+    if "plugvm-qemu" in open(path).read():
+        assert f"<emulator>{ROOT}/build/plugvm-qemu</emulator>" in text, text
+
+
+@pytest.mark.parametrize("path", LIBVIRT_EXAMPLES, ids=os.path.basename)
+def test_libvirt_examples_name_the_installed_paths_and_boot_on_plugvm(path, tmp_path):
+    """What libvirt runs through plugvm-qemu, plugvm --domain runs too: 1 of 4 vCPUs, the
+    pty console taken as plugvm's stdio (a warning)."""
+    text = open(path).read()
+    assert "<emulator>/usr/local/bin/plugvm-qemu</emulator>" in text
+    assert "<kernel>/usr/local/lib/plugvm/guest.elf</kernel>" in text
+    assert "<vcpu placement='static' current='1'>4</vcpu>" in text
+    assert "<on_reboot>restart</on_reboot>" in text
+    for want in ["<controller type='usb' model='none'/>", "<memballoon model='none'/>",
+                 "<serial type='pty'>", "<console type='pty'>"]:
+        assert want in text, want
+    copy, _ = _tree_copy(path, tmp_path)
+    rc, vm = run_plugvm("--domain", copy, "--qmp", "none", "--append", "halt")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 1/1 CPUs online$"), vm.transcript()
+    assert vm.lines(r"<serial type='pty'>", stream="stderr"), vm.transcript()
 
 
 PLUGCTL = os.environ.get("PLUGCTL_BIN", os.path.join(ROOT, "build", "plugctl"))
@@ -173,6 +218,93 @@ def test_bad_documents_are_refused(tmp_path, text, message):
     assert vm.lines(message, stream="stderr"), vm.transcript()
 
 
+# What `virsh dumpxml` writes for a running domain that plugvm can run (libvirt 9.0's
+# implicit devices, ids, aliases and label), with this tree's guest.
+DUMPXML = """<domain type='kvm' id='7'>
+  <name>dumped</name>
+  <uuid>c7a5fdbd-edaf-9455-926a-d65c16db1809</uuid>
+  <memory unit='KiB'>65536</memory>
+  <currentMemory unit='KiB'>65536</currentMemory>
+  <vcpu placement='static' current='2'>4</vcpu>
+  <resource>
+    <partition>/machine</partition>
+  </resource>
+  <os>
+    <type arch='x86_64' machine='pc-i440fx-7.2'>hvm</type>
+    <kernel>%s</kernel>
+    <cmdline>halt</cmdline>
+    <boot dev='hd'/>
+  </os>
+  <features>
+    <acpi/>
+    <apic/>
+  </features>
+  <cpu mode='host-passthrough' check='none' migratable='on'/>
+  <clock offset='utc'/>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>restart</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <emulator>/usr/local/bin/plugvm-qemu</emulator>
+    <controller type='usb' index='0' model='none'>
+      <alias name='usb'/>
+    </controller>
+    <controller type='pci' index='0' model='pci-root'>
+      <alias name='pci.0'/>
+    </controller>
+    <serial type='pty'>
+      <source path='/dev/pts/3'/>
+      <target type='isa-serial' port='0'>
+        <model name='isa-serial'/>
+      </target>
+      <alias name='serial0'/>
+    </serial>
+    <console type='pty' tty='/dev/pts/3'>
+      <source path='/dev/pts/3'/>
+      <target type='serial' port='0'/>
+      <alias name='serial0'/>
+    </console>
+    <input type='mouse' bus='ps2'>
+      <alias name='input0'/>
+    </input>
+    <input type='keyboard' bus='ps2'>
+      <alias name='input1'/>
+    </input>
+    <audio id='1' type='none'/>
+    <memballoon model='none'>
+      <alias name='balloon0'/>
+    </memballoon>
+  </devices>
+  <seclabel type='dynamic' model='dac' relabel='yes'>
+    <label>+64055:+64055</label>
+    <imagelabel>+64055:+64055</imagelabel>
+  </seclabel>
+</domain>
+"""
+
+
+def test_what_virsh_dumpxml_writes_boots_with_warnings_only(tmp_path):
+    rc, vm = run_plugvm("--domain", _write(tmp_path, DUMPXML % GUEST), "--qmp", "none")
+    assert rc == 0, vm.transcript()
+    assert vm.lines(r"^plugvm-guest: 2/2 CPUs online"), vm.transcript()
+    warned = "\n".join(vm.stderr)
+    assert "<input>: ignored" in warned and "<seclabel>: ignored" in warned, warned
+    assert "audio" not in warned and "memballoon" not in warned, warned
+    assert not vm.lines(r"error|not supported", stream="stderr"), warned
+
+
+@pytest.mark.parametrize("device", ["<disk type='file' device='disk'/>",
+                                    "<interface type='network'/>",
+                                    "<graphics type='vnc' port='-1'/>"])
+def test_dumpxml_with_a_device_plugvm_cannot_have_is_refused_naming_it(tmp_path, device):
+    doc = (DUMPXML % GUEST).replace("<audio id='1' type='none'/>", device)
+    rc, vm = run_plugvm("--domain", _write(tmp_path, doc), "--qmp", "none")
+    name = device[1:].split()[0]
+    assert rc == 2, vm.transcript()
+    assert vm.lines(rf"<devices><{name}>: not supported by plugvm", stream="stderr"), \
+        vm.transcript()
+
+
 def test_flags_override_the_document(tmp_path):
     # The document says 1 of 3 CPUs and `halt`; --smp and --append win.
     rc, vm = run_plugvm("--domain", _write(tmp_path, GOOD % "/nonexistent/guest.elf"),
@@ -182,9 +314,10 @@ def test_flags_override_the_document(tmp_path):
     assert vm.lines(r"^plugvm-guest: 2 possible CPUs, 2 present"), vm.transcript()
     # And the safe-to-ignore parts are warned about, by name.
     rc, vm = run_plugvm("--domain", _write(tmp_path, (GOOD % GUEST).replace(
-        "</os>", "</os><devices><memballoon model='none'/></devices>")), "--qmp", "none")
+        "</os>", "</os><devices><memballoon model='virtio'/></devices>")), "--qmp", "none")
     assert rc == 0, vm.transcript()
-    assert vm.lines(r"<devices><memballoon>: ignored", stream="stderr"), vm.transcript()
+    assert vm.lines(r"<devices><memballoon model='virtio'>: ignored", stream="stderr"), \
+        vm.transcript()
 
 
 HOTADD = GOOD.replace("<vcpu current='1'>3</vcpu>", "<vcpu current='2'>3</vcpu><vcpus>"

@@ -8,7 +8,7 @@ import subprocess
 import threading
 
 from qmp import wait_socket
-from vm import BOOT_TIMEOUT, ROOT, plugvm
+from vm import BOOT_TIMEOUT, GUEST, ROOT, plugvm
 
 PLUGCTL = os.environ.get("PLUGCTL_BIN", os.path.join(ROOT, "build", "plugctl"))
 
@@ -288,3 +288,163 @@ def test_plugctl_keeps_hostile_strings_off_the_terminal(tmp_path):
                 assert b"bad\\xff\\xfe" in p.stdout and "café".encode() in p.stdout
     finally:
         srv.close()
+
+
+def _field(out, name):
+    """A `Name:   value` field of virsh's dominfo/vcpuinfo layout."""
+    for line in out.splitlines():
+        if line.startswith(name + ":"):
+            return line[len(name) + 1:].strip()
+    raise AssertionError(f"no {name} in {out!r}")
+
+
+def _domain(tmp_path, name):
+    """A small domain document naming the VM (plugvm's name and UUID come from one)."""
+    xml = tmp_path / f"{name}.xml"
+    xml.write_text(f"""<domain type='kvm'>
+  <name>{name}</name>
+  <uuid>4f6bd9d5-0a6a-4bd8-9d0e-0c5b6b6c2a11</uuid>
+  <memory unit='MiB'>64</memory>
+  <vcpu placement='static'>1</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>{GUEST}</kernel>
+  </os>
+  <features><acpi/></features>
+  <devices><serial type='stdio'><target port='0'/></serial></devices>
+</domain>
+""")
+    return str(xml)
+
+
+def test_plugctl_takes_virshs_words_and_flags_for_vcpus(tmp_path):
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--smp", "1,maxcpus=4", "--qmp", path, "--append", "")
+    with vm:
+        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        wait_socket(path)
+        rc, out, err = ctl(path, "setvcpus", "3", "--live")
+        assert rc == 0 and out.endswith("3 CPUs present\n"), (out, err)
+        assert present(path) == [0, 1, 2]
+        rc, out, err = ctl(path, "setvcpus", "--current", "2")
+        assert rc == 0 and present(path) == [0, 1], (out, err)
+        rc, out, err = ctl(path, "setvcpus", "3", "--live", "--hotpluggable")
+        assert rc == 0 and present(path) == [0, 1, 2], (out, err)
+        assert ctl(path, "vcpucount")[1].split() == ["maximum", "live", "4",
+                                                     "current", "live", "3"]
+        for flags, want in [(["--maximum"], "4"), (["--maximum", "--live"], "4"),
+                            (["--active"], "3"), (["--live"], "3"), (["--current"], "3"),
+                            (["--active", "--current"], "3")]:
+            rc, out, err = ctl(path, "vcpucount", *flags)
+            assert (rc, out) == (0, want + "\n"), (flags, out, err)
+
+        # What a running transient domain cannot do: refused in libvirt's words, status 1.
+        for args, msg in [
+                (("setvcpus", "2", "--config"), "cannot change persistent config of a "
+                                                "transient domain"),
+                (("setvcpus", "2", "--live", "--config"), "transient domain"),
+                (("setvcpus", "4", "--maximum"), "maximum vcpu count of a live domain can't "
+                                                 "be modified"),
+                (("setvcpus", "2", "--guest"), "guest agent"),
+                (("vcpucount", "--config"), "transient domain"),
+                (("vcpupin", "0", "0", "--config"), "transient domain")]:
+            rc, out, err = ctl(path, *args)
+            assert rc == 1 and msg in err and err.startswith("plugctl: error: "), (args, err)
+        # virsh's usage errors: status 2, one line.
+        for args, msg in [(("setvcpus", "2", "--current", "--live"),
+                           "Options --current and --live are mutually exclusive"),
+                          (("vcpucount", "--active", "--maximum"),
+                           "Options --active and --maximum are mutually exclusive"),
+                          (("setvcpus", "2", "--frob"),
+                           "command 'setvcpus' doesn't support option --frob"),
+                          (("vcpucount", "--hotpluggable"), "doesn't support option"),
+                          (("setvcpus", "--live"), "requires <count>"),
+                          (("setvcpus", "2", "3"), "unexpected data '3'"),
+                          (("shutdown", "--mode", "agent"), "--mode acpi"),
+                          (("domstate", "--frob"), "doesn't support option --frob")]:
+            rc, out, err = ctl(path, *args)
+            assert rc == 2 and msg in err and err.count("\n") == 1, (args, err)
+        assert present(path) == [0, 1, 2]
+
+        # vcpuinfo and vcpupin on the vCPU threads themselves.
+        rc, out, err = ctl(path, "vcpuinfo")
+        blocks = [b for b in out.split("\n\n") if b.strip()]
+        assert rc == 0 and len(blocks) == 3, (out, err)
+        assert [_field(b, "VCPU") for b in blocks] == ["0", "1", "2"], out
+        ncpu = os.sysconf("SC_NPROCESSORS_CONF")  # virsh's map: every configured CPU
+        for b in blocks:
+            assert _field(b, "State") == "running" and _field(b, "CPU time").endswith("s")
+            assert 0 <= int(_field(b, "CPU")) < ncpu
+            assert len(_field(b, "CPU Affinity")) == ncpu, b
+        rc, out, err = ctl(path, "vcpupin", "1", "0")
+        assert (rc, out) == (0, ""), err
+        tids = {c["cpu-index"]: c["thread-id"] for c in
+                json.loads(ctl(path, "qmp", '{"execute": "query-cpus-fast"}')[1])["return"]}
+        assert os.sched_getaffinity(tids[1]) == {0}
+        rc, out, err = ctl(path, "vcpupin")
+        rows = out.splitlines()
+        assert rc == 0 and rows[0].split() == ["VCPU", "CPU", "Affinity"], out
+        assert rows[3].split() == ["1", "0"], out
+        rc, out, err = ctl(path, "vcpupin", "1")
+        assert rc == 0 and out.splitlines()[2].split() == ["1", "0"], out
+        assert _field(ctl(path, "vcpuinfo")[1].split("\n\n")[1], "CPU Affinity") == \
+            "y" + "-" * (ncpu - 1)
+        # "r": every host CPU again (as the kernel allows: at least vCPU 0's, never pinned).
+        rc, out, err = ctl(path, "vcpupin", "1", "r")
+        assert rc == 0 and os.sched_getaffinity(tids[1]) >= os.sched_getaffinity(tids[0]), err
+        for bad in ["x", f"{ncpu}", "1-0", "0,^0"]:
+            rc, out, err = ctl(path, "vcpupin", "1", bad)
+            assert rc == 2 and "plugctl: error: Physical CPU" in err, (bad, err)
+        rc, out, err = ctl(path, "vcpupin", "3", "0")
+        assert rc == 1 and "out of range" in err, err
+        ctl(path, "quit")
+        vm.wait_exit(BOOT_TIMEOUT)
+
+
+def test_plugctl_lifecycle_verbs_do_what_virsh_does(tmp_path):
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--domain", _domain(tmp_path, "life"), "--smp", "2", "--qmp", path,
+                "--append", "")
+    with vm:
+        vm.wait_for(r"^plugvm-guest: boot done", BOOT_TIMEOUT)
+        wait_socket(path)
+        rc, out, err = ctl(path, "dominfo")
+        assert rc == 0, err
+        assert _field(out, "Name") == "life" and _field(out, "OS Type") == "hvm"
+        assert _field(out, "UUID") == "4f6bd9d5-0a6a-4bd8-9d0e-0c5b6b6c2a11"
+        assert _field(out, "State") == "running" and _field(out, "CPU(s)") == "2"
+        assert _field(out, "Max memory") == "65536 KiB" == _field(out, "Used memory")
+        assert _field(out, "Persistent") == "no" and _field(out, "CPU time").endswith("s")
+        assert ctl(path, "domstate") == (0, "running\n\n", "")
+        assert ctl(path, "domstate", "--reason")[1] == "running (unknown)\n\n"
+
+        assert ctl(path, "suspend") == (0, "Domain 'life' suspended\n\n", "")
+        assert ctl(path, "domstate", "--reason")[1] == "paused (user)\n\n"
+        assert _field(ctl(path, "dominfo")[1], "State") == "paused"
+        assert ctl(path, "resume") == (0, "Domain 'life' resumed\n\n", "")
+        assert ctl(path, "domstate")[1] == "running\n\n"
+
+        # reboot: the machine resets and the guest boots again.
+        booted = len(vm.lines(r"^plugvm-guest: 2/2 CPUs online"))
+        assert ctl(path, "reboot") == (0, "Domain 'life' is being rebooted\n\n", "")
+        vm.wait_count(r"^plugvm-guest: 2/2 CPUs online", booted + 1, BOOT_TIMEOUT)
+
+        # shutdown: the power button, once the rebooted guest's ACPI driver listens; the guest
+        # powers off and plugvm ends with status 0.
+        vm.wait_count(r"^acpi-hotplug: ready", 2, BOOT_TIMEOUT)
+        assert ctl(path, "shutdown", "--mode", "acpi") == \
+            (0, "Domain 'life' is being shutdown\n\n", "")
+        assert vm.wait_exit(BOOT_TIMEOUT) == 0, vm.transcript()
+
+
+def test_plugctl_destroy_returns_once_the_vm_is_gone(tmp_path):
+    path = str(tmp_path / "qmp.sock")
+    vm = plugvm("--domain", _domain(tmp_path, "gone"), "--qmp", path, "--append", "")
+    with vm:
+        wait_socket(path)
+        rc, out, err = ctl(path, "destroy", "--graceful")
+        assert (rc, out) == (0, "Domain 'gone' destroyed\n\n"), err
+        # Gone already: its socket no longer answers.
+        rc, _, err = ctl(path, "domstate")
+        assert rc == 3, err
+        assert vm.wait_exit(BOOT_TIMEOUT) == 0

@@ -53,7 +53,7 @@ def test_typed_input_reaches_the_guest_console():
             vm.proc.stdin.flush()
         vm.wait_for(r"^hello from the host$", TIMEOUT)
         vm.wait_for(r"^cpus: 2 online of 2 present", TIMEOUT)
-        vm.wait_for(r"bogus-command", TIMEOUT)
+        vm.wait_for(r"^monitor: unknown command 'bogus-command'", TIMEOUT)
         vm.proc.stdin.write(b"poweroff\n")
         vm.proc.stdin.flush()
         assert vm.wait_exit(TIMEOUT) == 0, vm.transcript()

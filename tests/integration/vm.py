@@ -44,19 +44,25 @@ class Vm:
             env=env, preexec_fn=preexec_fn, cwd=cwd)
         self.stdout = []
         self.stderr = []
+        # The bytes of each stdout line as they came, line end included (the guest's "\r\n").
+        self.stdout_raw = []
         self._cond = threading.Condition()
         self.backtraces = ""
         self._bug_seen = 0
         self._readers = [
-            threading.Thread(target=self._read, args=(self.proc.stdout, self.stdout), daemon=True),
-            threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stdout, self.stdout,
+                                                      self.stdout_raw), daemon=True),
+            threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr, None),
+                             daemon=True),
         ]
         for t in self._readers:
             t.start()
 
-    def _read(self, stream, lines):
+    def _read(self, stream, lines, raw_lines):
         for raw in iter(stream.readline, b""):
             with self._cond:
+                if raw_lines is not None:
+                    raw_lines.append(raw)
                 lines.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
                 self._cond.notify_all()
         with self._cond:

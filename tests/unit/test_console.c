@@ -129,7 +129,8 @@ static void test_stalled_reader_never_stalls_the_writer(void **state)
 			buf[got] = 0;
 		}
 		assert_contains(buf, "bytes of guest output dropped");
-		assert_contains(buf, "dropped: the console was not read]\nafter\n");
+		assert_contains(buf, "\r\n[plugvm: ");
+		assert_contains(buf, "dropped: the console was not read]\r\nafter\n");
 		free(buf);
 	}
 	console_destroy(c);

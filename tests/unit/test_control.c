@@ -113,6 +113,7 @@ unsigned cpus_inject_nmi(struct cpus *c)
 
 static struct vm_config cfg = { .nr_cpus = 2,
 				.max_cpus = MAX_CPUS,
+				.qmp_fd = -1,
 				.topo = {
 				    .sockets = 1, .dies = 1, .cores = MAX_CPUS, .threads = 1 } };
 static struct vm vm;

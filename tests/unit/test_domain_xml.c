@@ -414,7 +414,151 @@ static void test_machine_types(void **state)
 			     "(pc-i440fx-*) or q35 (pc-q35-*): taken as pc");
 }
 
+/* load(), with what it logged on stderr (its warnings) in `log`, NUL-terminated. */
+static void load_logged(struct loaded *l, const char *xml, char *log, size_t size)
+{
+	char path[] = "/tmp/plugvm-test-log-XXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t n;
+
+	assert_true(fd >= 0 && saved >= 0);
+	unlink(path);
+	fflush(stderr);
+	assert_int_equal(dup2(fd, 2), 2);
+	load(l, xml);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	n = pread(fd, log, size - 1, 0);
+	close(fd);
+	log[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * What libvirt 9.0's `virsh dumpxml` writes for a running plugvm-able domain on pc (the
+ * shapes of libvirt's tests/qemuxml2xmloutdata and of a live domain: ids, aliases,
+ * addresses, the label libvirt applied, its implicit devices).
+ */
+#define DUMPXML_PC                                                                           \
+	"<domain type='kvm' id='3'><name>dumped</name>"                                      \
+	"<uuid>c7a5fdbd-edaf-9455-926a-d65c16db1809</uuid>"                                  \
+	"<memory unit='KiB'>131072</memory><currentMemory unit='KiB'>131072</currentMemory>" \
+	"<vcpu placement='static' current='1'>4</vcpu>"                                      \
+	"<resource><partition>/machine</partition></resource>"                               \
+	"<os><type arch='x86_64' machine='pc-i440fx-7.2'>hvm</type>"                         \
+	"<kernel>/usr/local/lib/plugvm/guest.elf</kernel><cmdline>hz=1000</cmdline>"         \
+	"<boot dev='hd'/></os><features><acpi/><apic/></features>"                           \
+	"<cpu mode='host-passthrough' check='none' migratable='on'/>"                        \
+	"<clock offset='utc'/><on_poweroff>destroy</on_poweroff>"                            \
+	"<on_reboot>restart</on_reboot><on_crash>destroy</on_crash>"                         \
+	"<pm><suspend-to-mem enabled='no'/><suspend-to-disk enabled='no'/></pm>"             \
+	"<devices><emulator>/usr/local/bin/plugvm-qemu</emulator>"                           \
+	"<controller type='usb' index='0' model='none'><alias name='usb'/></controller>"     \
+	"<controller type='pci' index='0' model='pci-root'><alias name='pci.0'/>"            \
+	"</controller><serial type='pty'><source path='/dev/pts/3'/>"                        \
+	"<target type='isa-serial' port='0'><model name='isa-serial'/></target>"             \
+	"<alias name='serial0'/></serial><console type='pty' tty='/dev/pts/3'>"              \
+	"<source path='/dev/pts/3'/><target type='serial' port='0'/>"                        \
+	"<alias name='serial0'/></console>"                                                  \
+	"<input type='mouse' bus='ps2'><alias name='input0'/></input>"                       \
+	"<input type='keyboard' bus='ps2'><alias name='input1'/></input>"                    \
+	"<audio id='1' type='none'/><memballoon model='none'><alias name='balloon0'/>"       \
+	"</memballoon></devices>"                                                            \
+	"<seclabel type='dynamic' model='dac' relabel='yes'><label>+64055:+64055</label>"    \
+	"<imagelabel>+64055:+64055</imagelabel></seclabel></domain>"
+
+static void test_dumpxml_output_boots_with_warnings_only(void **state)
+{
+	char log[4096];
+	struct loaded l;
+
+	(void)state;
+	load_logged(&l, DUMPXML_PC, log, sizeof(log));
+	assert_int_equal(l.ret, 0);
+	assert_string_equal(l.cfg.name, "dumped");
+	assert_int_equal(l.cfg.nr_cpus, 1);
+	assert_int_equal(l.cfg.max_cpus, 4);
+	assert_true(l.cfg.mem_bytes == 128ull << 20);
+	assert_string_equal(l.cfg.kernel_path, "/usr/local/lib/plugvm/guest.elf");
+	config_free(&l.cfg);
+	/* What plugvm does not do but the guest does not need: one warning each. */
+	assert_non_null(strstr(log, "<input>: ignored"));
+	assert_non_null(strstr(log, "<seclabel>: ignored"));
+	assert_non_null(strstr(log, "<serial type='pty'>"));
+	assert_non_null(strstr(log, "<resource>: ignored"));
+	/* What says there is none, as plugvm has none, and host-passthrough: no warning. */
+	assert_null(strstr(log, "audio"));
+	assert_null(strstr(log, "memballoon"));
+	assert_null(strstr(log, "controller"));
+	assert_null(strstr(log, "emulator"));
+	assert_null(strstr(log, "<cpu"));
+
+	/* q35's dumpxml: pcie-root is as silent as pci-root; its machine selects q35, silently. */
+	load_logged(&l,
+		    HEAD "<vcpu>1</vcpu><os><type arch='x86_64' machine='pc-q35-7.2'>hvm</type>"
+			 "<kernel>/k.elf</kernel></os><devices><controller type='pci' index='0' "
+			 "model='pcie-root'/><controller type='usb' index='0' model='none'/>"
+			 "<audio id='1' type='none'/><memballoon model='none'/></devices></domain>",
+		    log, sizeof(log));
+	assert_int_equal(l.ret, 0);
+	assert_int_equal(l.cfg.machine, MACHINE_Q35);
+	config_free(&l.cfg);
+	assert_null(strstr(log, "machine="));
+	assert_null(strstr(log, "controller"));
+
+	/* Real devices of the kinds plugvm need not act on: warned about, by name. */
+	load_logged(&l,
+		    HEAD "<vcpu cpuset='0-1'>1</vcpu>" OS "<cpu mode='custom' match='exact'>"
+			 "<model fallback='forbid'>qemu64</model></cpu><devices>"
+			 "<controller type='usb' index='0' model='piix3-uhci'/>"
+			 "<controller type='ide' index='0'/><audio id='1' type='pulseaudio'/>"
+			 "<memballoon model='virtio'/><video><model type='vga'/></video>"
+			 "<watchdog model='itco' action='reset'/></devices></domain>",
+		    log, sizeof(log));
+	assert_int_equal(l.ret, 0);
+	config_free(&l.cfg);
+	assert_non_null(strstr(log, "<controller model='piix3-uhci'>: ignored"));
+	assert_non_null(strstr(log, "<controller>: ignored"));
+	assert_non_null(strstr(log, "<audio type='pulseaudio'>: ignored"));
+	assert_non_null(strstr(log, "<memballoon model='virtio'>: ignored"));
+	assert_non_null(strstr(log, "<video>: ignored"));
+	assert_non_null(strstr(log, "<watchdog>: ignored"));
+	assert_non_null(strstr(log, "<cpu mode='custom'>"));
+	assert_non_null(strstr(log, "<vcpu cpuset='0-1'>: ignored"));
+}
+
+static void test_devices_plugvm_cannot_have_stay_errors(void **state)
+{
+	static const char *const devices[] = {
+		"<disk type='file' device='disk'><source file='/x.img'/><target dev='vda'/></disk>",
+		"<interface type='network'><source network='default'/></interface>",
+		"<graphics type='vnc' port='-1' autoport='yes'/>",
+		"<hostdev mode='subsystem' type='pci'/>",
+		"<rng model='virtio'><backend model='random'>/dev/urandom</backend></rng>",
+	};
+	char xml[1024];
+	struct loaded l;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(devices) / sizeof(devices[0]); i++) {
+		const char *name = devices[i] + 1;
+		size_t len = strcspn(name, " >");
+
+		snprintf(xml, sizeof(xml),
+			 HEAD "<vcpu>1</vcpu>" OS "<devices>%s</devices></domain>", devices[i]);
+		load(&l, xml);
+		assert_int_equal(l.ret, -EINVAL);
+		if (!strstr(l.err, "not supported by plugvm") || !strstr(l.err, "<devices><") ||
+		    strncmp(strstr(l.err, "<devices><") + 10, name, len))
+			fail_msg("%s: err '%s'", devices[i], l.err);
+		config_free(&l.cfg);
+	}
+}
+
 UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_full_document), cmocka_unit_test(test_machine_types),
+	  cmocka_unit_test(test_dumpxml_output_boots_with_warnings_only),
+	  cmocka_unit_test(test_devices_plugvm_cannot_have_stay_errors),
 	  cmocka_unit_test(test_vcpu_current_without_vcpus), cmocka_unit_test(test_refusals),
 	  cmocka_unit_test(test_bounds), cmocka_unit_test(test_document_size),
 	  cmocka_unit_test(test_missing_file), cmocka_unit_test(test_sizes),

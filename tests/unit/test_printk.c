@@ -298,6 +298,108 @@ static void test_printk(void **state)
 	assert_string_equal(con_buf, "debug\n");
 }
 
+/* ---- console_crlf(): the consoles' line ends ------------------------------------------- */
+
+/* Expand `s` through console_crlf() with a destination of `cap` bytes, call after call. */
+static size_t crlf_all(const char *s, size_t n, size_t cap, char *out, size_t out_size)
+{
+	size_t total = 0;
+
+	while (n) {
+		char dst[64];
+		size_t used, k;
+
+		assert_true(cap <= sizeof(dst));
+		memset(dst, 0x5a, sizeof(dst));
+		k = console_crlf(dst, cap, s, n, &used);
+		/* Progress on every call, nothing past `cap`, never a CR LF cut in two. */
+		assert_true(used > 0 && k > 0 && k <= cap && used <= n);
+		assert_int_equal((uint8_t)dst[cap], 0x5a);
+		if (dst[k - 1] == '\r')
+			assert_true(s[used - 1] == '\r');
+		assert_true(total + k <= out_size);
+		memcpy(out + total, dst, k);
+		total += k;
+		s += used;
+		n -= used;
+	}
+	return total;
+}
+
+static void test_console_crlf_writes_each_lf_as_crlf(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "", "" },
+		{ "plain", "plain" },
+		{ "line\n", "line\r\n" },
+		{ "\n\n", "\r\n\r\n" },
+		{ "a\nb\nc", "a\r\nb\r\nc" },
+		{ "already\r\n", "already\r\r\n" }, /* as Linux's consoles: every LF */
+		{ "fifteen bytes..\n", "fifteen bytes..\r\n" },
+		{ "sixteen bytes...\n", "sixteen bytes...\r\n" },
+	};
+	char out[256];
+	size_t i, cap;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (cap = 2; cap <= 17; cap++) {
+			size_t n =
+			    crlf_all(cases[i][0], strlen(cases[i][0]), cap, out, sizeof(out));
+
+			assert_int_equal(n, strlen(cases[i][1]));
+			assert_memory_equal(out, cases[i][1], n);
+		}
+}
+
+static void test_console_crlf_fills_a_fifo_and_keeps_crlf_whole(void **state)
+{
+	char dst[16];
+	size_t used, k;
+
+	(void)state;
+	/* 15 bytes then a LF: the FIFO's last byte cannot hold CR LF, so it waits. */
+	k = console_crlf(dst, sizeof(dst), "abcdefghijklmno\nrest", 20, &used);
+	assert_int_equal(k, 15);
+	assert_int_equal(used, 15);
+	/* 14 bytes then a LF: exactly one FIFO. */
+	k = console_crlf(dst, sizeof(dst), "abcdefghijklmn\nrest", 19, &used);
+	assert_int_equal(k, 16);
+	assert_int_equal(used, 15);
+	assert_memory_equal(dst + 14, "\r\n", 2);
+	/* A run longer than the FIFO: a full FIFO, the rest next time. */
+	k = console_crlf(dst, sizeof(dst), "0123456789abcdefghij\n", 21, &used);
+	assert_int_equal(k, 16);
+	assert_int_equal(used, 16);
+}
+
+static void test_console_crlf_matches_a_reference_on_random_text(void **state)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	char in[200], out[512], ref[512];
+	unsigned round;
+
+	(void)state;
+	for (round = 0; round < 2000; round++) {
+		size_t n, r = 0, i, cap, got;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		n = (size_t)(seed >> 33) % sizeof(in);
+		cap = 2 + (size_t)(seed >> 20) % 40;
+		for (i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			/* Mostly LFs and CRs among a few letters: every boundary case often. */
+			in[i] = "\n\ra\nb"[(seed >> 40) % 5];
+			if (in[i] == '\n')
+				ref[r++] = '\r';
+			ref[r++] = in[i];
+		}
+		got = crlf_all(in, n, cap, out, sizeof(out));
+		assert_int_equal(got, r);
+		assert_memory_equal(out, ref, r);
+	}
+}
+
 static int setup(void **state)
 {
 	static uint64_t fake_cpu[1024]; /* zeroed: preempt count 0, CPU id 0, any layout */
@@ -319,4 +421,7 @@ static int teardown(void **state)
 UNIT_MAIN(setup, teardown, cmocka_unit_test(test_integers),
 	  cmocka_unit_test(test_other_conversions), cmocka_unit_test(test_widths_and_flags),
 	  cmocka_unit_test(test_string_precision), cmocka_unit_test(test_truncation),
-	  cmocka_unit_test(test_guest_specific), cmocka_unit_test(test_printk))
+	  cmocka_unit_test(test_guest_specific), cmocka_unit_test(test_printk),
+	  cmocka_unit_test(test_console_crlf_writes_each_lf_as_crlf),
+	  cmocka_unit_test(test_console_crlf_fills_a_fifo_and_keeps_crlf_whole),
+	  cmocka_unit_test(test_console_crlf_matches_a_reference_on_random_text))

@@ -39,7 +39,8 @@ static const char usage[] =
     "  --stress LIST         load in the guest below the measurement: hogs,timers,ipi,locks\n"
     "  --churn MS            remove and re-add the measured vCPUs (but 0), one every MS ms\n"
     "  --chaos[=SPEC]        plugvm's --chaos (a loaded host)\n"
-    "  --kernel FILE | --rt  the guest (default guest.elf beside plugvm; --rt: rt/guest.elf)\n"
+    "  --kernel FILE | --rt  the guest (default: plugvm's; --rt: rt/guest.elf beside plugvm,\n"
+    "                        or the installed ../lib/plugvm/guest-rt.elf)\n"
     "  --histogram FILE      cyclictest's -h layout\n"
     "  --histogram-max US    1 us buckets up to US (default 10000, at most 10000)\n"
     "  --threshold US        outliers: samples above US are attributed (default: the max)\n"
@@ -264,9 +265,18 @@ static void spawn_vm(const struct lat_opts *o, const char *cmdline)
 			snprintf(kernel, sizeof(kernel), "%s", o->kernel);
 		} else {
 			const char *slash = strrchr(o->plugvm, '/');
+			int dir = slash ? (int)(slash - o->plugvm + 1) : 0;
 
-			snprintf(kernel, sizeof(kernel), "%.*srt/guest.elf",
-				 slash ? (int)(slash - o->plugvm + 1) : 0, o->plugvm);
+			/* rt/guest.elf beside plugvm (build/), else the installed guest-rt.elf. */
+			snprintf(kernel, sizeof(kernel), "%.*srt/guest.elf", dir, o->plugvm);
+			if (access(kernel, R_OK)) {
+				char installed[PATH_MAX];
+
+				snprintf(installed, sizeof(installed),
+					 "%.*s../lib/plugvm/guest-rt.elf", dir, o->plugvm);
+				if (!access(installed, R_OK))
+					memcpy(kernel, installed, sizeof(kernel));
+			}
 		}
 		if (access(kernel, R_OK))
 			die(LAT_EXIT_USAGE, "%s: %s", kernel, strerror(errno));
@@ -322,7 +332,8 @@ static void console_tail(void)
 	rewind(f);
 	while (fgets(line, sizeof(line), f))
 		if (lines-- <= 15)
-			fprintf(stderr, "  %s", line);
+			/* The guest ends its lines in CR LF (a serial terminal's): print them bare. */
+			fprintf(stderr, "  %.*s\n", (int)strcspn(line, "\r\n"), line);
 	fclose(f);
 }
 

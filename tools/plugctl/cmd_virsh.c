@@ -1,17 +1,113 @@
 // SPDX-License-Identifier: MIT
 /*
- * plugctl's virsh words: setvcpus N (= cpu set N), vcpucount (maximum and current, laid out
- * as virsh prints them) and dumpxml (the running VM as a libvirt domain document that
- * `plugvm --domain` boots again: query-plugvm-domain and the CPU slots).
+ * plugctl's virsh words with virsh's flags: setvcpus N (= cpu set N), vcpucount (laid out as
+ * virsh prints them) and dumpxml (the running VM as a libvirt domain document that `plugvm
+ * --domain` boots again: query-plugvm-domain and the CPU slots). A plugvm VM is what libvirt
+ * calls a running transient domain: --live and --current act on it, --config is refused as
+ * libvirt refuses it for a transient domain.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "plugctl.h"
 
+static const struct {
+	const char *name;
+	unsigned flag;
+} virsh_options[] = {
+	{ "--live", VIRSH_LIVE },
+	{ "--config", VIRSH_CONFIG },
+	{ "--current", VIRSH_CURRENT },
+	{ "--maximum", VIRSH_MAXIMUM },
+	{ "--active", VIRSH_ACTIVE },
+	{ "--guest", VIRSH_GUEST },
+	{ "--hotpluggable", VIRSH_HOTPLUGGABLE },
+};
+
+/* virsh's VSH_EXCLUSIVE_OPTIONS: the pairs it refuses together. */
+static const struct {
+	unsigned a, b;
+} virsh_exclusive[] = {
+	{ VIRSH_CURRENT, VIRSH_LIVE },
+	{ VIRSH_CURRENT, VIRSH_CONFIG },
+	{ VIRSH_ACTIVE, VIRSH_MAXIMUM },
+	{ VIRSH_GUEST, VIRSH_CONFIG },
+};
+
+static const char *virsh_option_name(unsigned flag)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(virsh_options) / sizeof(virsh_options[0]); i++)
+		if (virsh_options[i].flag == flag)
+			return virsh_options[i].name;
+	return "?";
+}
+
+unsigned virsh_flags(const char *verb, char **argv, unsigned allowed, char **pos, int max_pos)
+{
+	unsigned flags = 0;
+	int npos = 0;
+	size_t i;
+
+	for (i = 0; i <= (size_t)max_pos; i++)
+		pos[i] = NULL;
+	for (; *argv; argv++) {
+		const char *a = *argv;
+
+		if (a[0] != '-' || a[1] != '-') {
+			if (npos == max_pos)
+				die(EXIT_USAGE, "error: unexpected data '%s' (usage: %s)", a, verb);
+			pos[npos++] = *argv;
+			continue;
+		}
+		for (i = 0; i < sizeof(virsh_options) / sizeof(virsh_options[0]); i++)
+			if (!strcmp(a, virsh_options[i].name) && (allowed & virsh_options[i].flag))
+				break;
+		if (i == sizeof(virsh_options) / sizeof(virsh_options[0]))
+			die(EXIT_USAGE, "error: command '%s' doesn't support option %s", verb, a);
+		flags |= virsh_options[i].flag;
+	}
+	for (i = 0; i < sizeof(virsh_exclusive) / sizeof(virsh_exclusive[0]); i++)
+		if ((flags & virsh_exclusive[i].a) && (flags & virsh_exclusive[i].b))
+			die(EXIT_USAGE, "error: Options %s and %s are mutually exclusive",
+			    virsh_option_name(virsh_exclusive[i].a),
+			    virsh_option_name(virsh_exclusive[i].b));
+	return flags;
+}
+
+void virsh_refuse_unsupported(unsigned flags)
+{
+	/* libvirt's words for a transient domain (VIR_ERR_OPERATION_INVALID). */
+	if (flags & VIRSH_CONFIG)
+		die(EXIT_NO, "error: Requested operation is not valid: cannot change persistent "
+			     "config of a transient domain (a plugvm VM has no persistent "
+			     "configuration: --config is refused)");
+	/* libvirt's --guest needs the QEMU guest agent, which plugvm's guest is not. */
+	if (flags & VIRSH_GUEST)
+		die(EXIT_NO, "error: argument unsupported: --guest needs the QEMU guest agent, "
+			     "which plugvm's guest does not run");
+}
+
+/* setvcpus COUNT [--live] [--config] [--current] [--maximum] [--guest] [--hotpluggable] */
 int cmd_setvcpus(struct conn *c, char **argv)
 {
-	return cmd_cpu_set(c, argv);
+	char *pos[2];
+	unsigned flags = virsh_flags("setvcpus", argv,
+				     VIRSH_LIVE | VIRSH_CONFIG | VIRSH_CURRENT | VIRSH_MAXIMUM |
+					 VIRSH_GUEST | VIRSH_HOTPLUGGABLE,
+				     pos, 1);
+
+	if (!pos[0])
+		die(EXIT_USAGE, "error: command 'setvcpus' requires <count> option");
+	virsh_refuse_unsupported(flags);
+	/* libvirt's words (VIR_ERR_INVALID_ARG): the maximum is fixed while the VM runs. */
+	if (flags & VIRSH_MAXIMUM)
+		die(EXIT_NO,
+		    "error: invalid argument: maximum vcpu count of a live domain can't be "
+		    "modified");
+	/* --live, --current or none: hot-add or hot-remove; --hotpluggable: they all are. */
+	return cmd_cpu_set(c, pos);
 }
 
 #define MAX_SLOTS 1024 /* PLUGVM_MAX_CPUS */
@@ -42,11 +138,18 @@ static size_t count_cpus(struct conn *c, size_t *present, unsigned char *on, uns
 	return n;
 }
 
+/* vcpucount [--maximum | --active] [--live | --config | --current] [--guest] */
 int cmd_vcpucount(struct conn *c, char **argv)
 {
-	size_t present, n = count_cpus(c, &present, NULL, NULL);
+	char *pos[1];
+	unsigned flags = virsh_flags("vcpucount", argv,
+				     VIRSH_MAXIMUM | VIRSH_ACTIVE | VIRSH_LIVE | VIRSH_CONFIG |
+					 VIRSH_CURRENT | VIRSH_GUEST,
+				     pos, 0);
+	size_t present, n;
 
-	(void)argv;
+	virsh_refuse_unsupported(flags);
+	n = count_cpus(c, &present, NULL, NULL);
 	if (json_out) {
 		struct json_object *o = json_object_new_object();
 
@@ -56,7 +159,12 @@ int cmd_vcpucount(struct conn *c, char **argv)
 		json_object_put(o);
 		return 0;
 	}
-	/* virsh vcpucount DOM, for a running domain: the live values. */
+	/* Any flag: one number, as virsh prints it (--live and --current: the running VM's). */
+	if (flags) {
+		printf("%zu\n", flags & VIRSH_MAXIMUM ? n : present);
+		return 0;
+	}
+	/* virsh vcpucount DOM, for a running transient domain: the live values. */
 	printf("%-12s %-12s %3zu\n", "maximum", "live", n);
 	printf("%-12s %-12s %3zu\n", "current", "live", present);
 	return 0;

@@ -35,9 +35,21 @@ static const char usage[] =
     "  timers [CPU]     timer wheel statistics per CPU and level\n"
     "  sched [CPU]      run-queue statistics per CPU\n"
     "  stats [NAME...]  KVM's counters per vCPU (default: VM exits by reason)\n"
-    "  setvcpus N       virsh's word for cpu set N\n"
-    "  vcpucount        maximum and current vCPUs, as virsh prints them\n"
+    "\n"
+    "  virsh's words, with virsh's flags (the VM is a running transient domain: --live and\n"
+    "  --current act on it; --config, --guest and setvcpus --maximum are refused):\n"
+    "  setvcpus N [--live|--current] [--hotpluggable]   cpu set N\n"
+    "  vcpucount [--maximum|--active] [--live|--current] maximum and current vCPUs\n"
+    "  vcpuinfo         each vCPU's host CPU, CPU time and affinity\n"
+    "  vcpupin [VCPU [CPULIST]]  show or set a vCPU thread's host CPU affinity\n"
+    "  shutdown [--mode acpi]    ACPI power button (system_powerdown); returns at once\n"
+    "  destroy [--graceful]      end the VM (quit); returns once it is gone\n"
+    "  reboot           reset the VM (system_reset): the guest boots again\n"
+    "  suspend, resume  stop and continue the vCPUs (stop, cont)\n"
+    "  dominfo          the domain's fields as virsh prints them\n"
+    "  domstate [--reason]  running, paused, ... as virsh names them\n"
     "  dumpxml          the running VM as a libvirt domain document (plugvm --domain)\n"
+    "\n"
     "  latency          the live figures of the guest's latency measurement, per CPU\n"
     "  status           the VM's run state\n"
     "  nmi              an NMI to every vCPU (QMP inject-nmi): the plugvm guest prints\n"
@@ -141,8 +153,21 @@ static const struct command {
 	{ "timers", NULL, 0, 1, "timers [CPU]", cmd_timers },
 	{ "sched", NULL, 0, 1, "sched [CPU]", cmd_sched },
 	{ "stats", NULL, 0, 16, "stats [NAME...] (at most 16)", cmd_stats },
-	{ "setvcpus", NULL, 1, 1, "setvcpus N", cmd_setvcpus },
-	{ "vcpucount", NULL, 0, 0, "vcpucount takes no argument", cmd_vcpucount },
+	{ "setvcpus", NULL, 1, 8,
+	  "setvcpus N [--live] [--config] [--current] [--maximum] [--guest]", cmd_setvcpus },
+	{ "vcpucount", NULL, 0, 6,
+	  "vcpucount [--maximum | --active] [--live | --config | --current] [--guest]",
+	  cmd_vcpucount },
+	{ "vcpuinfo", NULL, 0, 0, "vcpuinfo takes no argument", cmd_vcpuinfo },
+	{ "vcpupin", NULL, 0, 5, "vcpupin [VCPU] [CPULIST] [--live | --config | --current]",
+	  cmd_vcpupin },
+	{ "shutdown", NULL, 0, 2, "shutdown [--mode acpi]", cmd_shutdown },
+	{ "destroy", NULL, 0, 1, "destroy [--graceful]", cmd_destroy },
+	{ "reboot", NULL, 0, 0, "reboot takes no argument", cmd_reboot },
+	{ "suspend", NULL, 0, 0, "suspend takes no argument", cmd_suspend },
+	{ "resume", NULL, 0, 0, "resume takes no argument", cmd_resume },
+	{ "dominfo", NULL, 0, 0, "dominfo takes no argument", cmd_dominfo },
+	{ "domstate", NULL, 0, 1, "domstate [--reason]", cmd_domstate },
 	{ "dumpxml", NULL, 0, 0, "dumpxml takes no argument", cmd_dumpxml },
 	{ "latency", NULL, 0, 0, "latency takes no argument", cmd_latency },
 	{ "status", NULL, 0, 0, "status takes no argument", cmd_status },

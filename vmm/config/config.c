@@ -32,11 +32,13 @@ const char config_usage[] =
     "                         creates its vCPU)\n"
     "  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G/T suffix, 4M..256G\n"
     "                         (default 64M; beyond 3G it is placed above 4 GiB)\n"
-    "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary)\n"
+    "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary,\n"
+    "                         else the installed ../lib/plugvm/guest.elf from it)\n"
     "  -append, --append STR  guest command line (at most 4095 bytes; 4023 with virtio on)\n"
-    "  --qmp unix:PATH|PATH|none\n"
+    "  --qmp unix:PATH|PATH|fd=N|none\n"
     "                         the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
-    "                         plugvm-PID.qmp, printed at start)\n"
+    "                         plugvm-PID.qmp, printed at start); fd=N: an inherited\n"
+    "                         listening socket\n"
     "  -S                     do not start the vCPUs until QMP `cont` (as QEMU; needs\n"
     "                         a control socket)\n"
     "  --no-shutdown          a guest power-off stops the vCPUs and plugvm stays (QMP\n"
@@ -468,6 +470,28 @@ int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t e
 		cfg->qmp_path = NULL;
 		return 0;
 	}
+	if (!strncmp(val, "fd=", 3)) {
+		unsigned long long fd;
+
+		/* An inherited listening socket (as QEMU's fd=): kept open, accept()ed on. */
+		if (config_parse_uint(val + 3, strlen(val + 3), INT_MAX, &fd) || fd < 3) {
+			config_set_err(err, errlen,
+				       "--qmp: '%s': fd=N names an inherited listening socket (N "
+				       ">= 3)",
+				       val);
+			return -EINVAL;
+		}
+		if (cfg->nr_keep_fds == sizeof(cfg->keep_fds) / sizeof(cfg->keep_fds[0])) {
+			config_set_err(err, errlen, "--qmp: too many inherited descriptors");
+			return -EINVAL;
+		}
+		cfg->keep_fds[cfg->nr_keep_fds++] = (int)fd;
+		cfg->qmp_fd = (int)fd;
+		cfg->qmp_disabled = false;
+		free(cfg->qmp_path);
+		cfg->qmp_path = NULL;
+		return 0;
+	}
 	if (!strncmp(val, "unix:", 5)) {
 		path = val + 5;
 	} else if (!strcasecmp(val, "none") || strcspn(val, ":/") < strcspn(val, "/")) {
@@ -511,6 +535,7 @@ int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t e
 	free(cfg->qmp_path);
 	cfg->qmp_path = strndup(path, len);
 	cfg->qmp_disabled = false;
+	cfg->qmp_fd = -1;
 	return cfg->qmp_path ? 0 : -ENOMEM;
 }
 
@@ -524,6 +549,7 @@ void config_defaults(struct vm_config *cfg)
 	cfg->topo = (struct smp_topology){ 1, 1, 1, 1 };
 	cfg->qmp_fd = -1;
 	cfg->console_fd = -1;
+	cfg->console_in_fd = -1;
 	cfg->on_poweroff = ACTION_EXIT;
 	cfg->on_reset = ACTION_EXIT;
 }

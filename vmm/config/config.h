@@ -130,9 +130,15 @@ struct vm_config {
 	enum config_action on_poweroff; /* ACTION_EXIT or ACTION_PAUSE (-no-shutdown) */
 	enum config_action on_reset; /* ACTION_EXIT (plugvm, -no-reboot) or ACTION_RESET */
 	enum config_console console; /* default CONSOLE_STDIO */
-	int console_fd; /* CONSOLE_FD: the descriptor; else -1 */
+	int console_fd; /* CONSOLE_FD: the descriptor; else -1 until console_io_open() puts
+			   the output's there, whatever the kind */
+	int console_in_fd; /* console input, set by console_io_open(); -1: none */
 	unsigned nr_chardevs;
 	struct config_chardev chardevs[CONFIG_MAX_CHARDEVS];
+	bool console_truncate; /* CONSOLE_FILE: start the file empty (QEMU's file chardev
+				  without append=on); else append */
+	bool cpu_no_arch_caps; /* -cpu host,arch-capabilities=off: CPUID.7.0:EDX[29] clear */
+	bool log_timestamps; /* -msg timestamp=on: log lines start with the UTC time */
 	unsigned nr_keep_fds; /* inherited descriptors the command line names (kept open) */
 	int keep_fds[16];
 };
@@ -191,8 +197,9 @@ int config_parse_smp_topo(const char *s, unsigned *nr_cpus, unsigned *max_cpus,
 			  struct smp_topology *topology, char *err, size_t errlen);
 
 /*
- * --qmp: "unix:PATH", "PATH" (QEMU's ",server,nowait" / ",server=on,wait=off" accepted)
- * or "none". Returns 0 or -EINVAL/-ENOMEM with err set.
+ * --qmp: "unix:PATH", "PATH" (QEMU's ",server,nowait" / ",server=on,wait=off" accepted),
+ * "fd=N" (an inherited listening socket: qmp_fd, kept open through keep_fds) or "none".
+ * Returns 0 or -EINVAL/-ENOMEM with err set.
  */
 int config_parse_qmp(struct vm_config *cfg, const char *val, char *err, size_t errlen);
 

@@ -123,8 +123,15 @@ out:
 int domain_xml_read_cpu(struct domain_xml_reader *r, const xmlNode *cpu)
 {
 	static const char *const names[] = { "sockets", "dies", "cores", "threads" };
+	char *mode = attr(cpu, "mode");
 	const xmlNode *n;
 
+	/* host-passthrough (libvirt's default for KVM guests that want the host's CPU) is it. */
+	if (mode && strcmp(mode, "host-passthrough") && strcmp(mode, "maximum"))
+		log_warn("%s: <cpu mode='%s'>: taken as host-passthrough (plugvm passes the "
+			 "host's CPUID through)",
+			 r->path, mode);
+	xmlFree(mode);
 	for (n = cpu->children; n; n = n->next) {
 		unsigned long long v[4] = { 1, 1, 1, 1 };
 		unsigned i;

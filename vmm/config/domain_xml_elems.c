@@ -119,7 +119,7 @@ static int read_memory(struct domain_xml_reader *r, const xmlNode *n, unsigned l
 static int read_vcpu(struct domain_xml_reader *r, const xmlNode *n)
 {
 	char *placement = attr(n, "placement"), *current = attr(n, "current"),
-	     *v = domain_xml_text(n);
+	     *cpuset = attr(n, "cpuset"), *v = domain_xml_text(n);
 	unsigned long long max = 0, cur;
 	int ret = 0;
 
@@ -146,6 +146,9 @@ static int read_vcpu(struct domain_xml_reader *r, const xmlNode *n)
 		    r->path, cur, max);
 		goto out;
 	}
+	if (cpuset)
+		log_warn("%s: <vcpu cpuset='%s'>: ignored (pin vCPUs with <cputune><vcpupin>)",
+			 r->path, cpuset);
 	if (placement && strcmp(placement, "static"))
 		log_warn("%s: <vcpu placement='%s'>: plugvm has no NUMA placement; taken as "
 			 "static",
@@ -156,6 +159,7 @@ static int read_vcpu(struct domain_xml_reader *r, const xmlNode *n)
 out:
 	xmlFree(placement);
 	xmlFree(current);
+	xmlFree(cpuset);
 	free(v);
 	return ret;
 }
@@ -351,11 +355,56 @@ static int read_console(struct domain_xml_reader *r, const xmlNode *n)
 	return ret;
 }
 
+/*
+ * <devices> children plugvm need not act on: the guest does not depend on them. Accepted in
+ * silence when they say there is none (the value of `none_attr`, or `none_value` for it),
+ * as libvirt's dumpxml writes them for a machine without them; otherwise warned about.
+ */
+static const struct {
+	const char *name, *why;
+	const char *none_attr, *none_value;
+} devices_ignored[] = {
+	{ "emulator", "the emulator is plugvm itself", NULL, NULL },
+	{ "controller", "plugvm has no USB, IDE, SATA or PCI devices behind it", "model", "none" },
+	{ "input", "no keyboard or mouse: the console is the guest's input", NULL, NULL },
+	{ "video", "no display", NULL, NULL },
+	{ "audio", "no sound device", "type", "none" },
+	{ "sound", "no sound device", NULL, NULL },
+	{ "memballoon", "no balloon: the guest has all of <memory>", "model", "none" },
+	{ "channel", "the guest runs no QEMU agent", NULL, NULL },
+	{ "watchdog", "no watchdog device: the guest's watchdog is its own", NULL, NULL },
+};
+
+/* <controller type='pci' model='pci-root|pcie-root'/>: the root bus every machine has. */
+static bool is_root_bus(const xmlNode *n)
+{
+	char *type = attr(n, "type"), *model = attr(n, "model");
+	bool root = type && model && !strcmp(type, "pci") &&
+		    (!strcmp(model, "pci-root") || !strcmp(model, "pcie-root"));
+
+	xmlFree(type);
+	xmlFree(model);
+	return root;
+}
+
+/* A <devices> child in devices_ignored: its warning, or none when it names no device. */
+static void ignore_device(struct domain_xml_reader *r, const xmlNode *n, size_t i)
+{
+	char *v = devices_ignored[i].none_attr ? attr(n, devices_ignored[i].none_attr) : NULL;
+	bool none = (v && !strcmp(v, devices_ignored[i].none_value)) || is(n, "emulator") ||
+		    (is(n, "controller") && is_root_bus(n));
+
+	if (!none && v)
+		log_warn("%s: <devices><%s %s='%s'>: ignored (%s)", r->path, n->name,
+			 devices_ignored[i].none_attr, v, devices_ignored[i].why);
+	else if (!none)
+		log_warn("%s: <devices><%s>: ignored (%s)", r->path, n->name,
+			 devices_ignored[i].why);
+	xmlFree(v);
+}
+
 static int read_devices(struct domain_xml_reader *r, const xmlNode *devices)
 {
-	/* Safe to go without: the guest does not depend on them. */
-	static const char *const ignored[] = { "emulator", "controller", "input",   "graphics",
-					       "video",	   "memballoon", "channel", "sound" };
 	const xmlNode *n;
 	size_t i;
 	int ret;
@@ -368,19 +417,18 @@ static int read_devices(struct domain_xml_reader *r, const xmlNode *devices)
 				return ret;
 			continue;
 		}
-		for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-			if (is(n, ignored[i]))
+		for (i = 0; i < sizeof(devices_ignored) / sizeof(devices_ignored[0]); i++)
+			if (is(n, devices_ignored[i].name))
 				break;
-		if (i < sizeof(ignored) / sizeof(ignored[0])) {
-			log_warn("%s: <devices><%s>: ignored (plugvm has no such device; the guest "
-				 "does not need it)",
-				 r->path, n->name);
+		if (i < sizeof(devices_ignored) / sizeof(devices_ignored[0])) {
+			ignore_device(r, n, i);
 			continue;
 		}
+		/* A disk, a NIC, a display, a host device: what the guest would use, refused. */
 		return domain_xml_fail(
 		    r,
 		    "%s: <devices><%s>: not supported by plugvm (its devices are the "
-		    "console, the ACPI CPU hotplug block and the virtio consoles)",
+		    "console, the ACPI CPU hotplug block and the virtio consoles): remove it",
 		    r->path, n->name);
 	}
 	return 0;
@@ -528,6 +576,10 @@ int domain_xml_read_domain(struct domain_xml_reader *r, const xmlNode *root)
 			ret = read_metadata(r, n);
 		else if (is(n, "clock") || is(n, "pm") || is(n, "resource"))
 			log_warn("%s: <%s>: ignored", r->path, n->name);
+		else if (is(n, "seclabel"))
+			log_warn("%s: <seclabel>: ignored (plugvm confines itself with its seccomp "
+				 "sandbox; a label is its launcher's to apply)",
+				 r->path);
 		else
 			ret = domain_xml_fail(
 			    r, "%s: <%s>: not supported by plugvm (docs/domain-xml.md)", r->path,

@@ -385,14 +385,15 @@ int control_start(struct vm *vm)
 					  "no machine: plugvm-qemu was started with -machine none");
 	/* Guest-triggered events are rate-limited per CPU slot; the last key is "no slot". */
 	qmp_server_set_event_keys(vm->qmp, vm->cfg->max_cpus + 1);
-	err = qmp_server_listen(vm->qmp, path);
+	err = vm->cfg->qmp_fd >= 0 ? qmp_server_listen_fd(vm->qmp, vm->cfg->qmp_fd)
+				   : qmp_server_listen(vm->qmp, path);
 	if (err) {
 		qmp_server_destroy(vm->qmp);
 		vm->qmp = NULL;
 		return err;
 	}
 	/* Not a warning, but shown unless --quiet: users need the path to connect. */
-	if (!vm->cfg->qmp_path && log_get_level() >= LOG_WARN)
+	if (!vm->cfg->qmp_path && vm->cfg->qmp_fd < 0 && log_get_level() >= LOG_WARN)
 		fprintf(stderr, "plugvm: QMP socket: %s\n", path);
 	return 0;
 }

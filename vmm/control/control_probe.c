@@ -20,10 +20,10 @@
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 /* "7.2": the machine types are QEMU's of the release plugvm implements (version.h). */
-#define COMPAT_MACHINE STR(PLUGVM_QEMU_COMPAT_MAJOR) "." STR(PLUGVM_QEMU_COMPAT_MINOR)
-#define MACHINE_PC     "pc-i440fx-" COMPAT_MACHINE
-#define MACHINE_Q35    "pc-q35-" COMPAT_MACHINE
-#define CPU_TYPE       CONTROL_CPU_TYPE
+#define COMPAT_MACHINE	 STR(PLUGVM_QEMU_COMPAT_MAJOR) "." STR(PLUGVM_QEMU_COMPAT_MINOR)
+#define MACHINE_NAME_PC	 "pc-i440fx-" COMPAT_MACHINE
+#define MACHINE_NAME_Q35 "pc-q35-" COMPAT_MACHINE
+#define CPU_TYPE	 CONTROL_CPU_TYPE
 
 const char *const control_event_names[] = {
 	"SHUTDOWN",
@@ -273,8 +273,8 @@ static const struct qom_type qom_types[] = {
 	{ CPU_TYPE, "x86_64-cpu", false, cpu_props },
 	{ "isa-serial", "device", false, serial_props },
 	{ "machine", "object", true, NULL },
-	{ MACHINE_PC "-machine", "machine", false, pc_props },
-	{ MACHINE_Q35 "-machine", "machine", false, pc_props },
+	{ MACHINE_NAME_PC "-machine", "machine", false, pc_props },
+	{ MACHINE_NAME_Q35 "-machine", "machine", false, pc_props },
 	{ "none-machine", "machine", false, NULL },
 	{ "accel", "object", true, NULL },
 	{ "kvm-accel", "accel", false, NULL },
@@ -437,8 +437,8 @@ static struct json_object *query_machines(void *ctx, struct json_object *args,
 	(void)ctx;
 	(void)args;
 	(void)err;
-	json_object_array_add(r, machine_info(MACHINE_PC, "pc", true, cpu_max(), true));
-	json_object_array_add(r, machine_info(MACHINE_Q35, "q35", false, cpu_max(), true));
+	json_object_array_add(r, machine_info(MACHINE_NAME_PC, "pc", true, cpu_max(), true));
+	json_object_array_add(r, machine_info(MACHINE_NAME_Q35, "q35", false, cpu_max(), true));
 	json_object_array_add(r, machine_info("none", NULL, false, 0, false));
 	return r;
 }

@@ -84,6 +84,13 @@ struct qmp_server *qmp_server_create(const struct qmp_command *cmds, void *ctx, 
  */
 int qmp_server_listen(struct qmp_server *s, const char *path);
 
+/*
+ * Serve on `fd`, an inherited socket already listening (libvirt's -chardev socket,fd=N,
+ * plugvm's --qmp fd=N): accept() on it, remove nothing at exit. 0, or -ENOTSOCK if fd is
+ * not a listening Unix socket, or -errno (logged).
+ */
+int qmp_server_listen_fd(struct qmp_server *s, int fd);
+
 /* An fd that becomes readable when qmp_server_dispatch() has work (an epoll fd). */
 int qmp_server_fd(const struct qmp_server *s);
 

@@ -202,6 +202,34 @@ int qmp_server_listen(struct qmp_server *s, const char *path)
 	return 0;
 }
 
+int qmp_server_listen_fd(struct qmp_server *s, int fd)
+{
+	int accepting = 0, domain = 0, err;
+	socklen_t len = sizeof(accepting), dlen = sizeof(domain);
+
+	/* Only a listening Unix stream socket: anything else is a wrong fd=N, said so. */
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &len) < 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) < 0 || !accepting ||
+	    domain != AF_UNIX) {
+		err = errno == ENOTSOCK || !accepting || domain != AF_UNIX ? -ENOTSOCK : -errno;
+		log_error("QMP fd=%d: not a listening Unix socket", fd);
+		return err;
+	}
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	s->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->epoll_fd < 0 || s->event_fd < 0 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+	    epoll_add(s->epoll_fd, fd, EPOLLIN, &s->listen_fd) < 0 ||
+	    epoll_add(s->epoll_fd, s->event_fd, EPOLLIN, &s->event_fd) < 0) {
+		err = -errno;
+		log_error("QMP fd=%d: %s", fd, strerror(-err));
+		return err;
+	}
+	s->listen_fd = fd; /* no path: nothing to remove at exit */
+	return 0;
+}
+
 int qmp_server_fd(const struct qmp_server *s)
 {
 	return s->epoll_fd;

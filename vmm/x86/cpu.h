@@ -14,6 +14,8 @@ struct cpuid_config {
 	uint32_t tsc_khz; /* 0 if unknown: the timing leaves are left out */
 	bool tsc_deadline; /* offer TSC-deadline mode (KVM_CAP_TSC_DEADLINE_TIMER) */
 	uint32_t features; /* PLUGVM_FEATURE_* */
+	bool no_arch_caps; /* hide IA32_ARCH_CAPABILITIES (CPUID.7.0:EDX[29]), as QEMU's
+			      -cpu host,arch-capabilities=off */
 };
 
 /*

@@ -91,6 +91,9 @@ struct kvm_cpuid2 *cpuid_build(const struct kvm_cpuid2 *supported, const struct 
 		else
 			e->ecx &= ~(1u << 24);
 	}
+	e = find(c, 7, 0);
+	if (e && cfg->no_arch_caps)
+		e->edx &= ~(1u << 29);
 	fix_topology(c, 0xb, apic_id, cfg->max_cpus);
 	fix_topology(c, 0x1f, apic_id, cfg->max_cpus);
 
