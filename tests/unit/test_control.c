@@ -444,6 +444,37 @@ static void test_qom_list_and_empty_lists(void **state)
 			"{\"return\":[]}");
 }
 
+/* qom-get: a present CPU's ID properties by its qom-path; others as QEMU refuses them. */
+static void test_qom_get(void **state)
+{
+	(void)state;
+	ids[1] = "vcpu1";
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[0]\", \"property\": \"apic-id\"}}\n"),
+			"{\"return\":0}");
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/peripheral/vcpu1\", \"property\": \"apic-id\"}}\n"),
+			"{\"return\":1}");
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/peripheral/vcpu1\", \"property\": \"die-id\"}}\n"),
+			"{\"return\":0}");
+	/* vCPU 1 has an id: its unattached path is not its path. */
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[1]\", \"property\": \"apic-id\"}}\n"),
+			"\"class\":\"DeviceNotFound\"");
+	assert_contains(
+	    execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+		    "\"/machine/unattached/device[0]\", \"property\": \"migratable\"}}\n"),
+	    "\"desc\":\"Property 'host-x86_64-cpu.migratable' not found\"");
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[3]\", \"property\": \"apic-id\"}}\n"),
+			"\"class\":\"DeviceNotFound\"");
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[0]\"}}\n"),
+			"property");
+	ids[1] = NULL;
+}
+
 /*
  * set-action changes the VM's actions (from the config's), all or nothing; what plugvm
  * cannot do is refused. A guest powered off under -no-shutdown needs a reset before cont.
@@ -826,9 +857,10 @@ UNIT_MAIN(
     NULL, NULL, UNIT_TEST_FIXTURE(test_lifecycle_events_as_qmp),
     UNIT_TEST_FIXTURE(test_ost_names_the_device), UNIT_TEST_FIXTURE(test_migrate_capabilities),
     UNIT_TEST_FIXTURE(test_chardevs), UNIT_TEST_FIXTURE(test_qom_list_and_empty_lists),
-    UNIT_TEST_FIXTURE(test_set_action), UNIT_TEST_FIXTURE(test_ost_burst_is_rate_limited),
-    UNIT_TEST_FIXTURE(test_add_and_del_answers), UNIT_TEST_FIXTURE(test_inject_nmi),
-    UNIT_TEST_FIXTURE(test_stats_from_kvm), UNIT_TEST_FIXTURE(test_version_is_the_qemu_interface),
+    UNIT_TEST_FIXTURE(test_qom_get), UNIT_TEST_FIXTURE(test_set_action),
+    UNIT_TEST_FIXTURE(test_ost_burst_is_rate_limited), UNIT_TEST_FIXTURE(test_add_and_del_answers),
+    UNIT_TEST_FIXTURE(test_inject_nmi), UNIT_TEST_FIXTURE(test_stats_from_kvm),
+    UNIT_TEST_FIXTURE(test_version_is_the_qemu_interface),
     UNIT_TEST_FIXTURE(test_target_kvm_and_machines),
     UNIT_TEST_FIXTURE(test_qom_types_and_properties),
     UNIT_TEST_FIXTURE(test_schema_is_the_command_table),
