@@ -42,10 +42,10 @@ VMM_QEMU_CLI_SRCS := $(addprefix vmm/config/,qemu_cli.c qemu_cli_dev.c qemu_cli_
 	qemu_opts.c)
 VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domain_xml_cpus.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
-	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c daemon.c console_io.c) \
-	$(VMM_CONFIG_SRCS) $(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
+	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c daemon.c console_io.c \
+	vcpu_crash.c) $(VMM_CONFIG_SRCS) $(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_layout.c acpi_dump.c e820.c cpuid.c regs.c)
-VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c acpi_pm.c \
+VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c reset_control.c acpi_pm.c \
 	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c latency.c virtio_mmio.c \
 	virtio_console.c)
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
@@ -53,7 +53,7 @@ VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c 
 	agent_requests.c control_agent.c)
 VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_cpus.c \
 	vmm/control/control_stats.c vmm/control/control_domain.c vmm/control/control_latency.c \
-	vmm/control/control_probe.c $(VMM_AGENT_SRCS)
+	vmm/control/control_probe.c vmm/control/control_libvirt.c $(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c -lxml2 -lseccomp
@@ -348,8 +348,8 @@ check-hardening: vmm
 # drive its surfaces (QMP, plugctl, hotplug, the agent, virtio, chaos, bad input). The rest
 # (test_boot, test_sched, test_timer, test_reliability) spend their time in the guest, and
 # the whole suite under ASan would take CI past its 30 minutes: `make check-san-all`.
-SAN_TESTS := test_qmp.py test_plugctl.py test_hotplug.py test_agent.py test_virtio.py \
-	test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py \
+SAN_TESTS := test_qmp.py test_qmp_libvirt.py test_plugctl.py test_hotplug.py test_agent.py \
+	test_virtio.py test_chaos.py test_errors.py test_cpuhp.py test_hostile.py test_qmp_fairness.py \
 	test_qmp_probe.py test_qemu_cli.py
 check-san: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
@@ -364,13 +364,15 @@ check-san-all: guest
 		-k "not qemu and not test_sandbox and not test_domain" $(PYTEST_ARGS)
 
 # The VMM under ThreadSanitizer running the hotplug (but the long churn) and QMP integration
-# tests (~2 min): a data race ends plugvm with status 66, which fails the test.
+# tests, libvirt's included (~2 min): a data race ends plugvm with status 66, which fails the
+# test.
 check-tsan: guest
 	$(Q)$(MAKE) TSAN=1 vmm
 	$(Q)ln -sf ../guest.elf build/tsan/guest.elf
 	$(Q)TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
 		PLUGVM_BIN=$(CURDIR)/build/tsan/plugvm $(PYTEST) -q tests/integration/test_hotplug.py \
-		tests/integration/test_qmp.py -k "not churn" $(PYTEST_ARGS)
+		tests/integration/test_qmp.py tests/integration/test_qmp_libvirt.py -k "not churn" \
+		$(PYTEST_ARGS)
 
 check: deps
 	$(Q)$(MAKE) all

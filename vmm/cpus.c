@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -71,6 +72,18 @@ static void set_state(struct cpus *c, struct cpu_slot *s, enum slot_state state)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The slot's id becomes `id` (owned; NULL: none), under the lock on_ost() reads it with. */
+static void set_id(struct cpus *c, struct cpu_slot *s, char *id)
+{
+	char *old;
+
+	pthread_mutex_lock(&c->lock);
+	old = s->id;
+	s->id = id;
+	pthread_mutex_unlock(&c->lock);
+	free(old);
+}
+
 /* ---- what the guest does, through the devices (vCPU threads) -------------------------- */
 
 static void raise_gpe(void *opaque)
@@ -95,8 +108,15 @@ static void on_ost(void *opaque, unsigned slot, uint32_t source, uint32_t status
 	struct cpu_slot *s = &c->slots[slot];
 	struct cpus_event e = { .type = CPUS_EVENT_OST, .slot = slot };
 	uint64_t d = atomic_load(&s->unplug_deadline);
+	char id[CPUS_MAX_ID + 1] = "";
 
 	note_activity(c);
+	/* QEMU's ACPIOSTInfo names the device while the slot holds it (not once ejected). */
+	pthread_mutex_lock(&c->lock);
+	if (s->id && atomic_load(&s->state) == SLOT_RUNNING && !atomic_load(&s->eject_pending))
+		snprintf(id, sizeof(id), "%s", s->id);
+	pthread_mutex_unlock(&c->lock);
+	e.id = id[0] ? id : NULL;
 	/*
 	 * _OST of an eject request: the guest said no. Marked only while a request is in
 	 * flight, once per request (a hostile guest may answer any number of times): the main
@@ -363,8 +383,7 @@ int cpus_reset(struct cpus *c)
 			slot_join(c, s);
 		e.id = s->id;
 		emit(c, &e);
-		free(s->id);
-		s->id = NULL;
+		set_id(c, s, NULL);
 	}
 	acpi_cpu_hotplug_reset(&c->block, nr_boot);
 	for (i = 0; i < nr_boot; i++) {
@@ -376,6 +395,7 @@ int cpus_reset(struct cpus *c)
 		if (ret)
 			return ret;
 	}
+	c->run_state = CPUS_PRELAUNCH; /* QEMU's state after a reset of a VM not running */
 	return 0;
 }
 
@@ -425,8 +445,7 @@ int cpus_add(struct cpus *c, unsigned slot, const char *id)
 	}
 	note_activity(c);
 	atomic_store(&s->request_ns, now_ns());
-	free(s->id); /* NULL: an ejected CPU's id went with it */
-	s->id = id ? strdup(id) : NULL;
+	set_id(c, s, id ? strndup(id, CPUS_MAX_ID) : NULL); /* an ejected CPU's id went with it */
 	ret = acpi_cpu_hotplug_plug(&c->block, slot);
 	if (ret)
 		log_warn("cpu-hotplug: slot %u: %s", slot, strerror(-ret));
@@ -540,8 +559,7 @@ static void carry_out_ejects(struct cpus *c)
 		e.id = s->id;
 		emit(c, &e);
 		atomic_store(&s->unplug_deadline, 0);
-		free(s->id);
-		s->id = NULL;
+		set_id(c, s, NULL);
 	}
 }
 

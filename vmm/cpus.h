@@ -30,6 +30,8 @@ struct cpus;
 
 /* How long a guest has to complete a removal before CPUS_EVENT_UNPLUG_FAILED. */
 #define CPUS_UNPLUG_TIMEOUT_MS 10000
+/* The longest id a slot keeps (QMP's ids are at most 64 bytes). */
+#define CPUS_MAX_ID 64
 /* Spare vCPUs (--spare-vcpus) are created once hotplug has been quiet this long. */
 #define CPUS_SPARE_QUIET_MS 10
 
@@ -43,7 +45,9 @@ enum cpus_event_type {
 struct cpus_event {
 	enum cpus_event_type type;
 	unsigned slot;
-	const char *id; /* DELETED, UNPLUG_FAILED: the id given at add, or NULL (the call's) */
+	/* OST (while the slot holds it), DELETED, UNPLUG_FAILED: the id given at add, or NULL;
+	 * it lives for the call */
+	const char *id;
 	uint32_t ost_source, ost_status; /* OST: the _OST event (1 insert, 3 eject) and status */
 	bool online; /* REPORT: online, or offline */
 	int32_t result; /* REPORT: 0 or the guest's -errno */
@@ -74,7 +78,7 @@ void cpus_set_event_fn(struct cpus *c, void (*fn)(void *opaque, const struct cpu
 
 /* QEMU's run states, as far as the vCPUs go (query-status). */
 enum cpus_run_state {
-	CPUS_PRELAUNCH, /* -S: never run yet (also before cpus_start_boot()) */
+	CPUS_PRELAUNCH, /* -S: never run yet (also before cpus_start_boot(), after cpus_reset()) */
 	CPUS_RUNNING,
 	CPUS_PAUSED, /* QMP stop */
 };
@@ -100,7 +104,8 @@ int cpus_pause(struct cpus *c);
  * system_reset's part for the vCPUs, paused or before `cont` (-EBUSY while running): every
  * vCPU out of the guest, hot-added ones parked (CPUS_EVENT_DELETED), boot CPUs the guest
  * removed started again, the hotplug block as at power-on, vCPU 0 at the kernel's entry and
- * the other boot CPUs waiting for INIT/SIPI. They run at cpus_resume(). Main thread.
+ * the other boot CPUs waiting for INIT/SIPI; the run state is then prelaunch, as QEMU's.
+ * They run at cpus_resume(). Main thread.
  * Returns 0, or -errno (logged): the VM cannot go on.
  */
 int cpus_reset(struct cpus *c);

@@ -29,6 +29,7 @@
 #include "devices/acpi_pm.h"
 #include "devices/debug_exit.h"
 #include "devices/latency.h"
+#include "devices/reset_control.h"
 #include "devices/uart16550.h"
 #include "devices/virtio_console.h"
 #include "exitcode.h"
@@ -117,8 +118,9 @@ static int create_devices(struct vm *vm)
 	/* console_io.c opened it (stdout for plugvm's default). */
 	vm->console =
 	    console_create(vm->cfg->console_fd >= 0 ? vm->cfg->console_fd : STDOUT_FILENO);
-	if (!vm->console || uart_init(vm) || debug_exit_init(vm) || acpi_pm_init(vm) ||
-	    cpus_create(vm) || latency_init(vm) || virtio_devices_init(vm) || agent_init(vm))
+	if (!vm->console || uart_init(vm) || debug_exit_init(vm) || reset_control_init(vm) ||
+	    acpi_pm_init(vm) || cpus_create(vm) || latency_init(vm) || virtio_devices_init(vm) ||
+	    agent_init(vm))
 		return PLUGVM_EXIT_SETUP;
 	return 0;
 }
@@ -181,12 +183,14 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
  */
 static void machine_reset(struct vm *vm)
 {
-	bool was_running = cpus_run_state(vm->cpus) == CPUS_RUNNING;
+	bool was_running = cpus_run_state(vm->cpus) == CPUS_RUNNING,
+	     guest = atomic_exchange(&vm->reset_by_guest, false);
 	int ret;
 
 	if (cpus_pause(vm->cpus))
 		goto fail;
 	acpi_pm_reset(vm);
+	reset_control_reset();
 	uart_reset(vm);
 	virtio_devices_reset(vm);
 	if (kvm_irqchip_reset(&vm->kvm))
@@ -199,13 +203,32 @@ static void machine_reset(struct vm *vm)
 	if (load_guest(vm) || cpus_reset(vm->cpus))
 		goto fail;
 	log_info("system reset: the guest boots again");
-	control_reset_done(vm);
+	vm->powered_off = false;
+	control_reset_done(vm, guest);
 	if (was_running)
 		cpus_resume(vm->cpus);
 	return;
 fail:
 	log_error("system_reset failed: stopping the VM");
 	vm_request_stop(vm, PLUGVM_EXIT_INTERNAL);
+}
+
+/*
+ * The guest powered off under on_poweroff ACTION_PAUSE (QEMU's -no-shutdown): SHUTDOWN,
+ * every vCPU out of the guest, STOP; the VM is in the "shutdown" run state until
+ * system_reset, and plugvm stays up (test_qmp_libvirt.py).
+ */
+static void machine_poweroff_paused(struct vm *vm)
+{
+	bool reset = atomic_exchange(&vm->reset_shutdown, false),
+	     was_running = cpus_run_state(vm->cpus) == CPUS_RUNNING;
+
+	log_info("guest powered off: the vCPUs stop, the VM waits (-no-shutdown)");
+	control_guest_shutdown(vm, reset);
+	vm->powered_off = true;
+	cpus_pause(vm->cpus);
+	if (was_running) /* as QEMU's: STOP only when the vCPUs ran (a `stop` came first) */
+		control_stopped(vm);
 }
 
 /* Console input for the UART. Returns false at EOF or on error (stop watching it). */
@@ -272,6 +295,9 @@ static int event_loop(struct vm *vm, int sig_fd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		control_tick(vm);
+		/* A power-off before a reset, as QEMU's main loop: a reset asked after it wins. */
+		if (vm_take_poweroff(vm))
+			machine_poweroff_paused(vm);
 		if (vm_take_reset(vm))
 			machine_reset(vm);
 		cpus_process(vm->cpus);
@@ -464,6 +490,9 @@ int machine_run(struct vm *vm)
 	/* SIGQUIT asks for a post-mortem of a hung guest, like a core dump would give. */
 	if (status == PLUGVM_EXIT_SIGNAL_BASE + SIGQUIT)
 		cpus_dump(vm->cpus);
+	/* The guest had powered off (-no-shutdown): a signal ending plugvm then is no failure. */
+	if (vm->powered_off && status >= PLUGVM_EXIT_SIGNAL_BASE)
+		status = PLUGVM_EXIT_OK;
 	return status;
 }
 

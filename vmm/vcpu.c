@@ -285,113 +285,6 @@ int vcpu_reset_for_boot(struct vcpu *v)
 	return reset_to(v, KVM_MP_STATE_RUNNABLE, true);
 }
 
-/* Instruction bytes at the vCPU's RIP, from the exit data or guest memory. */
-static unsigned fetch_insn(struct vcpu *v, uint8_t *buf, unsigned max)
-{
-	struct kvm_run *run = v->run;
-	struct kvm_regs regs;
-	struct kvm_sregs sregs;
-	int64_t gpa;
-	const uint8_t *p;
-
-	if (run->exit_reason == KVM_EXIT_INTERNAL_ERROR &&
-	    run->emulation_failure.suberror == KVM_INTERNAL_ERROR_EMULATION &&
-	    run->emulation_failure.ndata >= 3 &&
-	    (run->emulation_failure.flags & KVM_INTERNAL_ERROR_EMULATION_FLAG_INSTRUCTION_BYTES) &&
-	    run->emulation_failure.insn_size) {
-		unsigned n = run->emulation_failure.insn_size;
-
-		if (n > max)
-			n = max;
-		if (n > sizeof(run->emulation_failure.insn_bytes))
-			n = sizeof(run->emulation_failure.insn_bytes);
-		memcpy(buf, run->emulation_failure.insn_bytes, n);
-		return n;
-	}
-	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
-		return 0;
-	gpa = regs_translate(v->fd, sregs.cs.base + regs.rip);
-	if (gpa < 0)
-		return 0;
-	p = mem_gpa_ptr(&v->vm->mem, (gpa_t)gpa, max);
-	if (!p)
-		return 0;
-	memcpy(buf, p, max);
-	return max;
-}
-
-/*
- * Follow the guest's frame-pointer chain (the guest keeps frame pointers) and print the
- * return addresses, innermost first, for addr2line. Every read goes through the vCPU's
- * page tables and is bounds-checked: a corrupt chain ends the walk, nothing else.
- */
-static void backtrace(FILE *f, struct vcpu *v)
-{
-	struct kvm_regs regs;
-	struct kvm_sregs sregs;
-	uint64_t fp, prev = 0, frame[2];
-	unsigned depth;
-
-	if (ioctl(v->fd, KVM_GET_REGS, &regs) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sregs) < 0)
-		return;
-	if (!(sregs.efer & (1u << 10))) /* EFER.LMA: no 64-bit frames before long mode */
-		return;
-	fprintf(f, "  backtrace: %llx", (unsigned long long)regs.rip);
-	fp = regs.rbp;
-	for (depth = 0; depth < 24 && fp > prev && !(fp & 7); depth++) {
-		int64_t gpa = regs_translate(v->fd, fp);
-		const void *p = NULL;
-
-		/* Both words in one page: the next page may map elsewhere. */
-		if (gpa >= 0 && ((uint64_t)gpa & 0xfff) <= 0x1000 - sizeof(frame))
-			p = mem_gpa_ptr(&v->vm->mem, (gpa_t)gpa, sizeof(frame));
-		if (!p)
-			break;
-		memcpy(frame, p, sizeof(frame));
-		if (!frame[1])
-			break;
-		fprintf(f, " %llx", (unsigned long long)frame[1]);
-		prev = fp;
-		fp = frame[0];
-	}
-	fprintf(f, "\n");
-}
-
-void vcpu_dump(struct vcpu *v, const uint8_t *insn, unsigned insn_len)
-{
-	regs_dump(stderr, v->fd, v->id, insn, insn_len);
-	backtrace(stderr, v);
-	fflush(stderr);
-}
-
-static void crash(struct vcpu *v, const char *what)
-{
-	uint8_t insn[16];
-	unsigned n = fetch_insn(v, insn, sizeof(insn));
-
-	log_error("vCPU %d: %s", v->id, what);
-	vcpu_dump(v, insn, n);
-	vm_request_stop(v->vm, PLUGVM_EXIT_GUEST_CRASH);
-}
-
-static void handle_internal_error(struct vcpu *v)
-{
-	struct kvm_run *run = v->run;
-	char what[256];
-	int n;
-	uint32_t i;
-
-	n = snprintf(what, sizeof(what), "KVM internal error, suberror %u%s",
-		     run->internal.suberror,
-		     run->internal.suberror == KVM_INTERNAL_ERROR_EMULATION
-			 ? " (emulation failure: KVM cannot emulate the instruction below)"
-			 : "");
-	for (i = 0; i < run->internal.ndata && i < 4 && n < (int)sizeof(what) - 20; i++)
-		n += snprintf(what + n, sizeof(what) - (size_t)n, " data[%u]=%#llx", i,
-			      (unsigned long long)run->internal.data[i]);
-	crash(v, what);
-}
-
 /* Returns false when the thread should end. */
 static bool handle_exit(struct vcpu *v)
 {
@@ -402,7 +295,7 @@ static bool handle_exit(struct vcpu *v)
 	switch (run->exit_reason) {
 	case KVM_EXIT_IO:
 		if (run->io.size != 1 && run->io.size != 2 && run->io.size != 4) {
-			crash(v, "I/O exit with a bad access size");
+			vcpu_crash(v, "I/O exit with a bad access size");
 			return false;
 		}
 		bus_dispatch(&vm->pio, v->id, run->io.port, (uint8_t *)run + run->io.data_offset,
@@ -410,43 +303,48 @@ static bool handle_exit(struct vcpu *v)
 		return true;
 	case KVM_EXIT_MMIO:
 		if (run->mmio.len == 0 || run->mmio.len > 8) {
-			crash(v, "MMIO exit with a bad access size");
+			vcpu_crash(v, "MMIO exit with a bad access size");
 			return false;
 		}
 		bus_dispatch(&vm->mmio, v->id, run->mmio.phys_addr, run->mmio.data, run->mmio.len,
 			     1, run->mmio.is_write);
 		return true;
 	case KVM_EXIT_SHUTDOWN:
-		crash(v, "guest triple fault (shutdown exit)");
-		return false;
+		/* A triple fault resets a machine that reboots (QEMU's way); else a crash. */
+		if (atomic_load(&vm->on_reset) != ACTION_RESET) {
+			vcpu_crash(v, "guest triple fault (shutdown exit)");
+			return false;
+		}
+		log_warn("vCPU %d: guest triple fault: the machine resets", v->id);
+		vm_guest_reset(vm);
+		return true;
 	case KVM_EXIT_INTERNAL_ERROR:
-		handle_internal_error(v);
+		vcpu_crash_internal(v);
 		return false;
 	case KVM_EXIT_FAIL_ENTRY:
 		snprintf(what, sizeof(what), "VM entry failed, hardware reason %#llx",
 			 (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
-		crash(v, what);
+		vcpu_crash(v, what);
 		return false;
 	case KVM_EXIT_SYSTEM_EVENT:
 		switch (run->system_event.type) {
 		case KVM_SYSTEM_EVENT_SHUTDOWN:
-			vm_request_stop(vm, 0);
-			return false;
+			vm_guest_poweroff(vm);
+			return true;
 		case KVM_SYSTEM_EVENT_RESET:
-			log_info("guest requested a reset; plugvm does not reboot, stopping");
-			vm_request_stop(vm, 0);
-			return false;
+			vm_guest_reset(vm);
+			return true;
 		default:
 			snprintf(what, sizeof(what), "guest system event %u",
 				 run->system_event.type);
-			crash(v, what);
+			vcpu_crash(v, what);
 			return false;
 		}
 	case KVM_EXIT_INTR:
 		return true;
 	default:
 		snprintf(what, sizeof(what), "unexpected KVM exit reason %u", run->exit_reason);
-		crash(v, what);
+		vcpu_crash(v, what);
 		return false;
 	}
 }
@@ -507,6 +405,23 @@ static void set_held(struct vcpu *v, bool held)
 	atomic_store(&v->held, held);
 	pthread_cond_broadcast(&v->gate->cond);
 	pthread_mutex_unlock(&v->gate->lock);
+}
+
+/*
+ * The guest asked the machine to power off or reset (or QMP system_reset is pending): no
+ * more guest code until the main loop acts, which closes the gate (a pause, a reset) or
+ * stops the VM. vCPU thread.
+ */
+static void wait_for_machine(struct vcpu *v)
+{
+	struct vcpu_gate *g = v->gate;
+
+	if (!g)
+		return;
+	pthread_mutex_lock(&g->lock);
+	while (!atomic_load(&g->closed) && !atomic_load(&v->stop) && !vm_stopping(v->vm))
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
 }
 
 /*
@@ -604,6 +519,8 @@ static void *vcpu_thread(void *arg)
 		}
 		if (!handle_exit(v))
 			break;
+		if (atomic_load(&v->vm->poweroff_requested) || atomic_load(&v->vm->reset_requested))
+			wait_for_machine(v);
 	}
 	this_run = NULL;
 	set_held(v, true);

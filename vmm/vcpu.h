@@ -148,6 +148,13 @@ void vcpu_join(struct vcpu *v);
  * frame-pointer backtrace to stderr: for crashes and the SIGQUIT post-mortem.
  */
 void vcpu_dump(struct vcpu *v, const uint8_t *insn, unsigned insn_len);
+/*
+ * The guest crashed on this vCPU (`what` says how): an error line, vcpu_dump() with the
+ * instruction bytes at RIP, and the VM's stop with PLUGVM_EXIT_GUEST_CRASH. vCPU thread.
+ */
+void vcpu_crash(struct vcpu *v, const char *what);
+/* vcpu_crash() for KVM_EXIT_INTERNAL_ERROR, its suberror and data in `what`. vCPU thread. */
+void vcpu_crash_internal(struct vcpu *v);
 
 /* Close the fd and unmap kvm_run. The thread must have been joined (or never started). */
 void vcpu_destroy(struct vcpu *v);

@@ -16,6 +16,8 @@ int vm_init(struct vm *vm, const struct vm_config *cfg)
 {
 	memset(vm, 0, sizeof(*vm));
 	vm->cfg = cfg;
+	atomic_store(&vm->on_poweroff, (int)cfg->on_poweroff);
+	atomic_store(&vm->on_reset, (int)cfg->on_reset);
 	vm->kvm.dev_fd = vm->kvm.vm_fd = -1;
 	vm->pio.name = "pio";
 	vm->mmio.name = "mmio";
@@ -57,6 +59,47 @@ void vm_request_reset(struct vm *vm)
 	atomic_store(&vm->reset_requested, true);
 	if (write(vm->stop_fd, &one, sizeof(one)) < 0)
 		log_error("stop eventfd: %s", strerror(errno));
+}
+
+static void wake(struct vm *vm)
+{
+	uint64_t one = 1;
+
+	if (write(vm->stop_fd, &one, sizeof(one)) < 0)
+		log_error("stop eventfd: %s", strerror(errno));
+}
+
+void vm_guest_poweroff(struct vm *vm)
+{
+	if (atomic_load(&vm->on_poweroff) != ACTION_PAUSE) {
+		vm_request_stop(vm, 0);
+		return;
+	}
+	atomic_store(&vm->poweroff_requested, true);
+	wake(vm);
+}
+
+void vm_guest_reset(struct vm *vm)
+{
+	if (atomic_load(&vm->on_reset) == ACTION_RESET) {
+		atomic_store(&vm->reset_by_guest, true);
+		vm_request_reset(vm);
+		return;
+	}
+	log_info("guest requested a reset; the reboot action is to shut down");
+	atomic_store(&vm->reset_shutdown, true);
+	vm_guest_poweroff(vm);
+}
+
+bool vm_take_poweroff(struct vm *vm)
+{
+	uint64_t n;
+
+	if (!atomic_exchange(&vm->poweroff_requested, false))
+		return false;
+	if (read(vm->stop_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		log_error("stop eventfd: %s", strerror(errno));
+	return true;
 }
 
 bool vm_take_reset(struct vm *vm)

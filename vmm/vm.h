@@ -56,6 +56,17 @@ struct vm {
 	struct qmp_server *qmp; /* the control socket, NULL without --qmp */
 	atomic_bool quit_requested; /* QMP quit: the SHUTDOWN event's reason */
 	atomic_bool reset_requested; /* QMP system_reset: the main loop carries it out */
+	/*
+	 * What a guest power-off and a guest reset do (QMP set-action), from cfg->on_poweroff
+	 * and cfg->on_reset: enum config_action, written by the main thread, read by any.
+	 */
+	_Atomic int on_poweroff, on_reset;
+	atomic_bool reset_by_guest; /* the reset asked for is the guest's (RESET's "guest") */
+	/* The guest powered off (or reset under reboot=shutdown) with on_poweroff PAUSE: the
+	 * main loop stops the vCPUs; reset_shutdown says it was a reset. */
+	atomic_bool poweroff_requested, reset_shutdown;
+	bool powered_off; /* QEMU's "shutdown" run state, until system_reset; main thread */
+	bool migrate_events; /* QMP migrate-set-capabilities' "events" (never sent); main thread */
 	struct chaos *chaos; /* --chaos, else NULL */
 	struct latency_dev *latency; /* the latency statistics port (devices/latency.h) */
 
@@ -87,6 +98,20 @@ bool vm_stopping(struct vm *vm);
 void vm_request_reset(struct vm *vm);
 /* A reset was asked for since the last call (main thread; clears the request). */
 bool vm_take_reset(struct vm *vm);
+
+/*
+ * The guest powered off (ACPI S5): with on_poweroff ACTION_PAUSE the main loop stops the
+ * vCPUs (vm_take_poweroff()), else the VM stops with status 0. Any thread.
+ */
+void vm_guest_poweroff(struct vm *vm);
+/*
+ * The guest asked for a reset (port 0xcf9, a triple fault under ACTION_RESET): with on_reset
+ * ACTION_RESET the main loop resets the machine, else it is a power-off whose reason is the
+ * reset (QEMU's reboot=shutdown). Any thread.
+ */
+void vm_guest_reset(struct vm *vm);
+/* A paused power-off was asked for since the last call (main thread; clears it). */
+bool vm_take_poweroff(struct vm *vm);
 
 /*
  * The VM has a guest machine (vCPUs, devices, a kernel). False under QEMU's -machine none

@@ -13,7 +13,7 @@ FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -Wno-missing-field-initia
 	-fno-omit-frame-pointer -D_GNU_SOURCE -DPLUGVM_HOST_TEST \
 	-Itests/unit/shim -Iguest -Icommon -I.
 FUZZ_TARGETS := fuzz_elf fuzz_acpi fuzz_cmdline fuzz_config fuzz_qmp fuzz_virtio fuzz_hotplug \
-	fuzz_agent fuzz_latency fuzz_domain fuzz_qemu_cli
+	fuzz_agent fuzz_latency fuzz_domain fuzz_qemu_cli fuzz_qmp_libvirt
 
 # The guest's printk.c defines vsnprintf/snprintf: rename them so libc keeps its own.
 FUZZ_fuzz_elf_SRCS := vmm/loader.c vmm/mem.c vmm/log.c
@@ -23,6 +23,8 @@ FUZZ_fuzz_cmdline_SRCS := guest/kernel/cmdline.c
 FUZZ_fuzz_config_SRCS := $(VMM_CONFIG_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_SRCS := $(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_LIBS := -ljson-c
+FUZZ_fuzz_qmp_libvirt_SRCS := vmm/control/control_libvirt.c $(VMM_QMP_SRCS) vmm/log.c
+FUZZ_fuzz_qmp_libvirt_LIBS := -ljson-c
 FUZZ_fuzz_virtio_SRCS := vmm/devices/virtio_mmio.c vmm/control/agent_frame.c vmm/mem.c vmm/log.c
 FUZZ_fuzz_hotplug_SRCS := vmm/devices/acpi_cpu_hotplug.c vmm/devices/direct_start.c \
 	vmm/devices/hotplug_report.c vmm/devices/pv_port.c vmm/bus.c vmm/mem.c vmm/log.c

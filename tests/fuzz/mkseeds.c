@@ -341,6 +341,24 @@ int main(void)
 				    "--chaos\0"
 				    "--append\0"
 				    "halt";
+	/* Step 64 (first byte), then what libvirt sends, and what it never would. */
+	static const char libvirt_start[] =
+	    "\x3f{\"execute\": \"query-migrate-capabilities\"}\r\n"
+	    "{\"execute\": \"migrate-set-capabilities\", \"arguments\": {\"capabilities\": "
+	    "[{\"capability\": \"events\", \"state\": true}]}}\r\n"
+	    "{\"execute\": \"query-chardev\"}\r\n"
+	    "{\"execute\": \"qom-list\", \"arguments\": {\"path\": \"/machine/peripheral\"}}\r\n"
+	    "{\"execute\": \"query-named-block-nodes\", \"arguments\": {\"flat\": true}}\r\n"
+	    "{\"execute\": \"query-block\"}\r\n{\"execute\": \"query-jobs\"}\r\n"
+	    "{\"execute\": \"set-action\", \"arguments\": {\"shutdown\": \"pause\", "
+	    "\"reboot\": \"shutdown\", \"panic\": \"shutdown\"}}\r\n";
+	static const char libvirt_errors[] =
+	    "\x07{\"execute\": \"migrate-set-capabilities\", \"arguments\": {\"capabilities\": "
+	    "[{\"capability\": \"xbzrle\", \"state\": 1}, 7, {}]}}\r\n"
+	    "{\"execute\": \"qom-list\", \"arguments\": {\"path\": \"/machine/unattached/"
+	    "device[0]\"}}\r\n"
+	    "{\"execute\": \"set-action\", \"arguments\": {\"watchdog\": \"none\", "
+	    "\"panic\": \"pause\", \"reboot\": \"halt\"}}\r\n";
 	uint8_t elf[0x400];
 	size_t i;
 
@@ -364,6 +382,8 @@ int main(void)
 	put("fuzz_config", "argv3", argv3, sizeof(argv3) - 1);
 	put("fuzz_config", "argv4-chaos", argv4, sizeof(argv4) - 1);
 	qemu_cli_seeds();
+	put("fuzz_qmp_libvirt", "libvirt-start", libvirt_start, sizeof(libvirt_start) - 1);
+	put("fuzz_qmp_libvirt", "libvirt-errors", libvirt_errors, sizeof(libvirt_errors) - 1);
 	virtio_seed();
 	hotplug_seeds();
 	agent_seeds();

@@ -88,8 +88,8 @@ def test_plugvm_machine_layout_hot_add_remove_and_power_button(tmp_path, machine
             slots = {s["props"]["core-id"]: s for s in q.cmd("query-hotpluggable-cpus")}
             _add(q, slots[2], "cpu2")
             ev = q.wait_event("ACPI_DEVICE_OST", BOOT_TIMEOUT)
-            assert ev["data"]["info"] == {"source": 1, "status": 0, "slot": "2",
-                                          "slot-type": "CPU"}, ev
+            assert ev["data"]["info"] == {"device": "cpu2", "source": 1, "status": 0,
+                                          "slot": "2", "slot-type": "CPU"}, ev
             vm.wait_for(r"^acpi-hotplug: slot 2: cpu 2 online \(0\)$", timeout=BOOT_TIMEOUT)
             assert [c["props"]["core-id"] for c in q.cmd("query-cpus-fast")] == [0, 2]
             q.cmd("device_del", {"id": "cpu2"})

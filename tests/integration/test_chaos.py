@@ -110,8 +110,8 @@ def add(q, core):
     q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": f"cpu{core}", "socket-id": 0,
                          "core-id": core, "thread-id": 0})
     ev = q.wait_event("ACPI_DEVICE_OST", TIMEOUT)
-    assert ev["data"]["info"] == {"source": 1, "status": 0, "slot": str(core),
-                                  "slot-type": "CPU"}, ev
+    assert ev["data"]["info"] == {"device": f"cpu{core}", "source": 1, "status": 0,
+                                  "slot": str(core), "slot-type": "CPU"}, ev
 
 
 def remove(q, core):

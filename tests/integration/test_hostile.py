@@ -25,8 +25,8 @@ def test_vmm_survives_a_hostile_guest_and_still_hot_adds(tmp_path, seed, machine
         q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": "cpu1", "socket-id": 0,
                              "core-id": 1, "thread-id": 0})
         ev = q.wait_event("ACPI_DEVICE_OST", TIMEOUT)
-        assert ev["data"]["info"] == {"source": 1, "status": 0, "slot": "1",
-                                      "slot-type": "CPU"}, ev
+        assert ev["data"]["info"] == {"device": "cpu1", "source": 1, "status": 0,
+                                      "slot": "1", "slot-type": "CPU"}, ev
         vm.wait_for(r"^acpi-hotplug: slot 1: cpu 1 online \(0\)$", TIMEOUT)
         assert sorted(c["cpu-index"] for c in q.cmd("query-cpus-fast")) == [0, 1]
         q.cmd("quit")

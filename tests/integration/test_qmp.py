@@ -272,7 +272,7 @@ def test_stop_cont_hmp_and_half_close(tmp_path):
 
         # system_reset, as QEMU's: RESET, and the guest boots again from its entry; a
         # hot-added CPU goes (DEVICE_DELETED), the boot CPUs come back. Then once more
-        # while paused: the VM stays paused until `cont`.
+        # while paused: the VM is in prelaunch, as QEMU's, until `cont`.
         q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": "c3", "socket-id": 0,
                              "core-id": 3, "thread-id": 0})
         vm.wait_for(r"^acpi-hotplug: slot 3: cpu 3 online \(0\)$", BOOT_TIMEOUT)
@@ -286,7 +286,7 @@ def test_stop_cont_hmp_and_half_close(tmp_path):
         q.wait_event("STOP")
         q.cmd("system_reset")
         q.wait_event("RESET")
-        assert q.cmd("query-status")["status"] == "paused"
+        assert q.cmd("query-status")["status"] == "prelaunch"
         q.cmd("cont")
         wait_lines(vm, r"^plugvm-guest: 2/2 CPUs online$", 3)
         assert len(vm.lines(r"^plugvm-guest: \d+ possible CPUs")) == 3, vm.transcript()

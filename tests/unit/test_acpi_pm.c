@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for vmm/devices/acpi_pm.c through the port bus, as the guest reaches it: the
- * PM timer read whole and by parts, the PM1 status write-one-to-clear, S5, and the GPE0
- * block and SCI at each machine's ports (pc: 0xafe0, 4 bytes; q35: 0x620, 16 bytes).
+ * PM timer read whole and by parts, the PM1 status write-one-to-clear, S5 (the guest's
+ * power-off, handed to the VM's action), and the GPE0 block and SCI at each machine's ports
+ * (pc: 0xafe0, 4 bytes; q35: 0x620, 16 bytes).
  */
 #include "tests/unit/unit.h"
 
@@ -17,6 +18,7 @@
 static struct vm vm;
 static struct vm_config cfg;
 static int stop_status = -1;
+static unsigned poweroffs;
 static int sci_level = -1; /* the SCI line as the device last set it */
 
 int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
@@ -33,6 +35,12 @@ void vm_request_stop(struct vm *v, int status)
 	stop_status = status;
 }
 
+void vm_guest_poweroff(struct vm *v)
+{
+	(void)v;
+	poweroffs++;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -40,6 +48,7 @@ static int setup(void **state)
 	memset(&cfg, 0, sizeof(cfg)); /* machine: MACHINE_PC */
 	vm.cfg = &cfg;
 	stop_status = -1;
+	poweroffs = 0;
 	sci_level = -1;
 	return acpi_pm_init(&vm);
 }
@@ -134,9 +143,11 @@ static void test_power_button_status_and_s5(void **state)
 	assert_int_not_equal(in(PLUGVM_PORT_PM1A_EVT, 2) & (1u << 8), 0);
 	out(PLUGVM_PORT_PM1A_EVT, 2, 1u << 8); /* write one to clear */
 	assert_int_equal(in(PLUGVM_PORT_PM1A_EVT, 2) & (1u << 8), 0);
-	assert_int_equal(stop_status, -1);
+	assert_int_equal(poweroffs, 0);
 	out(PLUGVM_PORT_PM1A_CNT, 2, PLUGVM_S5_SLP_TYP << 10 | PLUGVM_PM1_CNT_SLP_EN);
-	assert_int_equal(stop_status, 0);
+	/* S5 is the guest's power-off: what follows is the VM's action (vm_guest_poweroff()). */
+	assert_int_equal(poweroffs, 1);
+	assert_int_equal(stop_status, -1);
 }
 
 /*

@@ -543,6 +543,37 @@ static void test_sandbox_runas(void **state)
 	parse_fails("needs a value", "--runas");
 }
 
+/* --no-shutdown and --no-reboot, in QEMU's spelling too: the power-off and reset actions. */
+static void test_actions(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "--smp", "1", NULL);
+	assert_int_equal(p.cfg.on_poweroff, ACTION_EXIT);
+	assert_int_equal(p.cfg.on_reset, ACTION_EXIT);
+	config_free(&p.cfg);
+	parse(&p, "--no-shutdown", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_int_equal(p.cfg.on_poweroff, ACTION_PAUSE);
+	assert_int_equal(p.cfg.on_reset, ACTION_EXIT);
+	config_free(&p.cfg);
+	/* Over a reset that reboots (the front end's default), -no-reboot shuts down instead. */
+	config_defaults(&p.cfg);
+	p.cfg.on_reset = ACTION_RESET;
+	assert_int_equal(
+	    config_apply_args(&p.cfg, 3,
+			      (char *const[]){ "plugvm", "-no-reboot", "-no-shutdown", NULL },
+			      p.err, sizeof(p.err)),
+	    CONFIG_RUN);
+	assert_int_equal(p.cfg.on_reset, ACTION_EXIT);
+	assert_int_equal(p.cfg.on_poweroff, ACTION_PAUSE);
+	config_free(&p.cfg);
+	parse_fails("option '--no-shutdown' takes no value", "--no-shutdown=1");
+	parse_fails("option '-no-reboot' takes no value", "-no-reboot=yes");
+	parse_fails("unknown option '--no-shutdowns'", "--no-shutdowns");
+}
+
 /* QEMU's machine type names: the aliases and the versioned names of each chipset. */
 static void test_machine_type_names(void **state)
 {
@@ -851,19 +882,19 @@ static void test_validate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),	 cmocka_unit_test(test_smp_spellings),
-		cmocka_unit_test(test_memory_spellings), cmocka_unit_test(test_memory_errors),
-		cmocka_unit_test(test_kernel_append),	 cmocka_unit_test(test_append_length),
-		cmocka_unit_test(test_verbosity),	 cmocka_unit_test(test_help_version),
-		cmocka_unit_test(test_bad_options),	 cmocka_unit_test(test_conventions),
-		cmocka_unit_test(test_mem_values),	 cmocka_unit_test(test_mem_errors),
-		cmocka_unit_test(test_smp_values),	 cmocka_unit_test(test_smp_errors),
-		cmocka_unit_test(test_smp_err_buffer),	 cmocka_unit_test(test_qmp),
-		cmocka_unit_test(test_smp_topology),	 cmocka_unit_test(test_sandbox_runas),
-		cmocka_unit_test(test_spare_vcpus),	 cmocka_unit_test(test_chaos_flag),
-		cmocka_unit_test(test_chaos_values),	 cmocka_unit_test(test_chaos_errors),
-		cmocka_unit_test(test_validate),	 cmocka_unit_test(test_machine_type_names),
-		cmocka_unit_test(test_machine_flag),
+		cmocka_unit_test(test_defaults),	   cmocka_unit_test(test_smp_spellings),
+		cmocka_unit_test(test_memory_spellings),   cmocka_unit_test(test_memory_errors),
+		cmocka_unit_test(test_kernel_append),	   cmocka_unit_test(test_append_length),
+		cmocka_unit_test(test_verbosity),	   cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_bad_options),	   cmocka_unit_test(test_conventions),
+		cmocka_unit_test(test_mem_values),	   cmocka_unit_test(test_mem_errors),
+		cmocka_unit_test(test_smp_values),	   cmocka_unit_test(test_smp_errors),
+		cmocka_unit_test(test_smp_err_buffer),	   cmocka_unit_test(test_qmp),
+		cmocka_unit_test(test_smp_topology),	   cmocka_unit_test(test_sandbox_runas),
+		cmocka_unit_test(test_spare_vcpus),	   cmocka_unit_test(test_chaos_flag),
+		cmocka_unit_test(test_chaos_values),	   cmocka_unit_test(test_chaos_errors),
+		cmocka_unit_test(test_validate),	   cmocka_unit_test(test_actions),
+		cmocka_unit_test(test_machine_type_names), cmocka_unit_test(test_machine_flag),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,8 @@
 /*
  * Unit tests for vmm/control/control.c with a real QMP server and socket client: the vCPU
  * lifecycle's events as QMP events (their shapes, and the rate limit on those the guest
- * triggers at will), and device_add / device_del's answers to what the
- * lifecycle says. The lifecycle (cpus.h) is a stub the test sets.
+ * triggers at will), device_add / device_del's answers to what the lifecycle says, and
+ * the commands libvirt sends a running domain (control_libvirt.c). The lifecycle (cpus.h) is a stub the test sets.
  */
 #include "tests/unit/unit.h"
 
@@ -353,6 +353,164 @@ static void test_stats_from_kvm(void **state)
 	close(kvm);
 }
 
+/* ACPI_DEVICE_OST names the device as QEMU's ACPIOSTInfo does, when the slot holds one. */
+static void test_ost_names_the_device(void **state)
+{
+	struct cpus_event ost = { .type = CPUS_EVENT_OST, .slot = 1, .id = "vcpu1" };
+
+	(void)state;
+	event(&ost);
+	assert_contains(qmp_test_read(vm.qmp, client),
+			"{\"event\":\"ACPI_DEVICE_OST\",\"data\":{\"info\":{\"device\":\"vcpu1\","
+			"\"source\":0,\"status\":0,\"slot\":\"1\",\"slot-type\":\"CPU\"}}");
+}
+
+/*
+ * plugvm never migrates: one capability, "events", whose state is kept and read back; an
+ * unknown one or a malformed list changes nothing.
+ */
+static void test_migrate_capabilities(void **state)
+{
+	static const char query[] = "{\"execute\": \"query-migrate-capabilities\"}\n";
+
+	(void)state;
+	assert_contains(execute(query),
+			"{\"return\":[{\"capability\":\"events\",\"state\":false}]}");
+	assert_contains(execute("{\"execute\": \"migrate-set-capabilities\", \"arguments\": "
+				"{\"capabilities\": [{\"capability\": \"events\", \"state\": "
+				"true}]}}\n"),
+			"{\"return\":{}}");
+	assert_contains(execute(query),
+			"{\"return\":[{\"capability\":\"events\",\"state\":true}]}");
+	assert_contains(execute("{\"execute\": \"migrate-set-capabilities\", \"arguments\": "
+				"{\"capabilities\": [{\"capability\": \"events\", \"state\": "
+				"false}, {\"capability\": \"xbzrle\", \"state\": true}]}}\n"),
+			"Migration capability 'xbzrle' is not supported");
+	assert_contains(execute("{\"execute\": \"migrate-set-capabilities\", \"arguments\": "
+				"{\"capabilities\": [{\"capability\": \"events\"}]}}\n"),
+			"each entry takes a string 'capability' and a boolean 'state'");
+	assert_contains(execute("{\"execute\": \"migrate-set-capabilities\", \"arguments\": "
+				"{\"capabilities\": [7]}}\n"),
+			"\"class\":\"GenericError\"");
+	assert_contains(execute("{\"execute\": \"migrate-set-capabilities\"}\n"), "capabilities");
+	assert_contains(execute(query), "\"state\":true}]}"); /* the refusals changed nothing */
+}
+
+/* query-chardev: the front end's devices, or plugvm's own QMP socket and console. */
+static void test_chardevs(void **state)
+{
+	char want[512];
+
+	(void)state;
+	snprintf(want, sizeof(want),
+		 "{\"return\":[{\"label\":\"compat_monitor0\",\"filename\":\"unix:%s,server=on\","
+		 "\"frontend-open\":true},{\"label\":\"serial0\",\"filename\":\"stdio\","
+		 "\"frontend-open\":true}]}",
+		 path);
+	assert_contains(execute("{\"execute\": \"query-chardev\"}\n"), want);
+	cfg.nr_chardevs = 2;
+	cfg.chardevs[0] = (struct config_chardev){ "charmonitor", "unix:/run/m.sock,server=on" };
+	cfg.chardevs[1] = (struct config_chardev){ "charserial0", "pty:/dev/pts/7" };
+	assert_contains(execute("{\"execute\": \"query-chardev\"}\n"),
+			"{\"return\":[{\"label\":\"charmonitor\",\"filename\":\"unix:/run/m.sock,"
+			"server=on\",\"frontend-open\":true},{\"label\":\"charserial0\","
+			"\"filename\":\"pty:/dev/pts/7\",\"frontend-open\":true}]}");
+	cfg.nr_chardevs = 0;
+	cfg.chardevs[0] = cfg.chardevs[1] = (struct config_chardev){ NULL, NULL };
+}
+
+/* qom-list: the hot-added vCPUs under /machine/peripheral; any other path is not found. */
+static void test_qom_list_and_empty_lists(void **state)
+{
+	static const char peripheral[] = "{\"execute\": \"qom-list\", \"arguments\": "
+					 "{\"path\": \"/machine/peripheral\"}}\n";
+
+	(void)state;
+	assert_contains(execute(peripheral),
+			"{\"return\":[{\"name\":\"type\",\"type\":\"string\"}]}");
+	ids[1] = "vcpu1";
+	ids[3] = "vcpu3"; /* not present (the stub's slots 0 and 1 are): not listed */
+	assert_contains(execute(peripheral),
+			"{\"return\":[{\"name\":\"type\",\"type\":\"string\"},{\"name\":\"vcpu1\","
+			"\"type\":\"child<host-x86_64-cpu>\"}]}");
+	assert_contains(execute("{\"execute\": \"qom-list\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[0]\"}}\n"),
+			"\"class\":\"DeviceNotFound\"");
+	assert_contains(execute("{\"execute\": \"qom-list\"}\n"), "path");
+	assert_contains(execute("{\"execute\": \"query-block\"}\n"), "{\"return\":[]}");
+	assert_contains(execute("{\"execute\": \"query-jobs\"}\n"), "{\"return\":[]}");
+	assert_contains(execute("{\"execute\": \"query-named-block-nodes\", \"arguments\": "
+				"{\"flat\": true}}\n"),
+			"{\"return\":[]}");
+}
+
+/* qom-get: a present CPU's ID properties by its qom-path; others as QEMU refuses them. */
+static void test_qom_get(void **state)
+{
+	(void)state;
+	ids[1] = "vcpu1";
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[0]\", \"property\": \"apic-id\"}}\n"),
+			"{\"return\":0}");
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/peripheral/vcpu1\", \"property\": \"apic-id\"}}\n"),
+			"{\"return\":1}");
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/peripheral/vcpu1\", \"property\": \"die-id\"}}\n"),
+			"{\"return\":0}");
+	/* vCPU 1 has an id: its unattached path is not its path. */
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[1]\", \"property\": \"apic-id\"}}\n"),
+			"\"class\":\"DeviceNotFound\"");
+	assert_contains(
+	    execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+		    "\"/machine/unattached/device[0]\", \"property\": \"migratable\"}}\n"),
+	    "\"desc\":\"Property 'host-x86_64-cpu.migratable' not found\"");
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[3]\", \"property\": \"apic-id\"}}\n"),
+			"\"class\":\"DeviceNotFound\"");
+	assert_contains(execute("{\"execute\": \"qom-get\", \"arguments\": {\"path\": "
+				"\"/machine/unattached/device[0]\"}}\n"),
+			"property");
+	ids[1] = NULL;
+}
+
+/*
+ * set-action changes the VM's actions (from the config's), all or nothing; what plugvm
+ * cannot do is refused. A guest powered off under -no-shutdown needs a reset before cont.
+ */
+static void test_set_action(void **state)
+{
+	(void)state;
+	assert_int_equal(vm.on_poweroff, ACTION_EXIT);
+	assert_contains(execute("{\"execute\": \"set-action\", \"arguments\": {\"shutdown\": "
+				"\"pause\", \"reboot\": \"reset\", \"panic\": \"shutdown\"}}\n"),
+			"{\"return\":{}}");
+	assert_int_equal(vm.on_poweroff, ACTION_PAUSE);
+	assert_int_equal(vm.on_reset, ACTION_RESET);
+	assert_contains(execute("{\"execute\": \"set-action\", \"arguments\": {\"shutdown\": "
+				"\"poweroff\", \"panic\": \"pause\"}}\n"),
+			"panic 'pause' is not supported");
+	assert_contains(execute("{\"execute\": \"set-action\", \"arguments\": {\"reboot\": "
+				"\"shutdown\", \"watchdog\": \"reset\"}}\n"),
+			"no watchdog device");
+	assert_contains(execute("{\"execute\": \"set-action\", \"arguments\": {\"shutdown\": "
+				"\"halt\"}}\n"),
+			"Parameter 'shutdown' does not accept value 'halt'");
+	assert_int_equal(vm.on_poweroff, ACTION_PAUSE); /* refusals changed nothing */
+	assert_int_equal(vm.on_reset, ACTION_RESET);
+	assert_contains(execute("{\"execute\": \"set-action\", \"arguments\": {\"reboot\": "
+				"\"shutdown\"}}\n"),
+			"{\"return\":{}}");
+	assert_int_equal(vm.on_reset, ACTION_EXIT);
+	assert_int_equal(vm.on_poweroff, ACTION_PAUSE);
+	vm.powered_off = true;
+	assert_contains(execute("{\"execute\": \"query-status\"}\n"), "\"status\":\"shutdown\"");
+	assert_contains(execute("{\"execute\": \"cont\"}\n"),
+			"Resetting the Virtual Machine is required");
+	vm.powered_off = false;
+}
+
 /* ---- what plugvm says about itself (control_probe.c) ------------------------------------ */
 
 /* The reply to `req`, parsed; the caller puts it. */
@@ -686,13 +844,20 @@ static void test_every_command_without_machine(void **state)
 			run_once(c->name, args, machineless);
 		}
 	}
-	/* The probe's commands, query-status, query-version, query-commands and quit. */
-	assert_int_equal(nr_machineless, 12);
+	/*
+	 * The probe's commands, query-status, query-version, query-commands and quit; and
+	 * control_libvirt.c's that need no guest (migration capabilities, the empty block and
+	 * job lists, set-action).
+	 */
+	assert_int_equal(nr_machineless, 18);
 	assert_contains(execute("{\"execute\": \"query-status\"}\n"), "\"status\":\"running\"");
 }
 
 UNIT_MAIN(
     NULL, NULL, UNIT_TEST_FIXTURE(test_lifecycle_events_as_qmp),
+    UNIT_TEST_FIXTURE(test_ost_names_the_device), UNIT_TEST_FIXTURE(test_migrate_capabilities),
+    UNIT_TEST_FIXTURE(test_chardevs), UNIT_TEST_FIXTURE(test_qom_list_and_empty_lists),
+    UNIT_TEST_FIXTURE(test_qom_get), UNIT_TEST_FIXTURE(test_set_action),
     UNIT_TEST_FIXTURE(test_ost_burst_is_rate_limited), UNIT_TEST_FIXTURE(test_add_and_del_answers),
     UNIT_TEST_FIXTURE(test_inject_nmi), UNIT_TEST_FIXTURE(test_stats_from_kvm),
     UNIT_TEST_FIXTURE(test_version_is_the_qemu_interface),

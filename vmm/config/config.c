@@ -41,6 +41,11 @@ const char config_usage[] =
     "                         listening socket\n"
     "  -S                     do not start the vCPUs until QMP `cont` (as QEMU; needs\n"
     "                         a control socket)\n"
+    "  --no-shutdown          a guest power-off stops the vCPUs and plugvm stays (QMP\n"
+    "                         SHUTDOWN, STOP; system_reset and cont boot it again), as\n"
+    "                         QEMU's -no-shutdown\n"
+    "  --no-reboot            a guest reset request (port 0xcf9) is a power-off (the\n"
+    "                         default; QMP set-action reboot=reset makes it reboot)\n"
     "  -machine, -M, --machine TYPE[,accel=kvm]\n"
     "                         the chipset whose ACPI ports the guest sees: pc (QEMU's\n"
     "                         pc-i440fx-*, the default) or q35 (pc-q35-*)\n"
@@ -254,6 +259,22 @@ static enum config_status opt_paused(struct vm_config *cfg, const char *val, cha
 	return CONFIG_RUN;
 }
 
+static enum config_status opt_no_shutdown(struct vm_config *cfg, const char *val, char *err,
+					  size_t errlen)
+{
+	(void)val, (void)err, (void)errlen;
+	cfg->on_poweroff = ACTION_PAUSE;
+	return CONFIG_RUN;
+}
+
+static enum config_status opt_no_reboot(struct vm_config *cfg, const char *val, char *err,
+					size_t errlen)
+{
+	(void)val, (void)err, (void)errlen;
+	cfg->on_reset = ACTION_EXIT;
+	return CONFIG_RUN;
+}
+
 /* `s` is "D.D" with D one or more decimal digits. */
 static bool is_version(const char *s)
 {
@@ -400,6 +421,8 @@ static const struct opt opts[] = {
 	{ { "append" }, ARG_REQUIRED, opt_append },
 	{ { "qmp" }, ARG_REQUIRED, opt_qmp },
 	{ { "S" }, ARG_NONE, opt_paused },
+	{ { "no-shutdown" }, ARG_NONE, opt_no_shutdown },
+	{ { "no-reboot" }, ARG_NONE, opt_no_reboot },
 	{ { "machine", "M" }, ARG_REQUIRED, opt_machine },
 	{ { "virtio" }, ARG_REQUIRED, opt_virtio },
 	{ { "chaos" }, ARG_OPTIONAL, opt_chaos },

@@ -19,6 +19,7 @@
 #include "control_domain.h"
 #include "control_probe.h"
 #include "control_latency.h"
+#include "control_libvirt.h"
 #include "control_stats.h"
 #include "../cpus.h"
 #include "../devices/acpi_pm.h"
@@ -62,7 +63,7 @@ void control_dispatch(struct vm *vm)
 /* QEMU's run state names for the VM's. */
 static const char *run_state_name(struct vm *vm)
 {
-	if (vm_stopping(vm))
+	if (vm_stopping(vm) || vm->powered_off)
 		return "shutdown";
 	if (!vm_has_machine(vm)) /* QEMU's -machine none: -S holds it in prelaunch, as QEMU */
 		return vm->cfg->start_paused ? "prelaunch" : "running";
@@ -90,13 +91,19 @@ static struct json_object *query_status(void *ctx, struct json_object *args, str
 	return r;
 }
 
-/* QEMU's `cont`: after -S or `stop` the vCPUs run (RESUME); a running VM stays so. */
+/*
+ * QEMU's `cont`: after -S or `stop` the vCPUs run (RESUME); a running VM stays so; a guest
+ * powered off under -no-shutdown needs system_reset first (test_qmp_libvirt.py).
+ */
 static struct json_object *cmd_cont(void *ctx, struct json_object *args, struct qmp_error *err)
 {
 	struct vm *vm = ctx;
 
 	(void)args;
-	(void)err;
+	if (vm->powered_off) {
+		qmp_error_set(err, "GenericError", "Resetting the Virtual Machine is required");
+		return NULL;
+	}
 	if (cpus_resume(vm->cpus))
 		qmp_server_event(vm->qmp, "RESUME", NULL);
 	return NULL;
@@ -127,16 +134,34 @@ static struct json_object *system_reset(void *ctx, struct json_object *args, str
 	return NULL;
 }
 
-void control_reset_done(struct vm *vm)
+/* SHUTDOWN's and RESET's data: who asked, and QEMU's ShutdownCause. */
+static struct json_object *cause(bool guest, const char *reason)
 {
-	struct json_object *data;
+	struct json_object *data = json_object_new_object();
 
-	if (!vm->qmp)
-		return;
-	data = json_object_new_object();
-	json_object_object_add(data, "guest", json_object_new_boolean(false));
-	json_object_object_add(data, "reason", json_object_new_string("host-qmp-system-reset"));
-	qmp_server_event(vm->qmp, "RESET", data);
+	json_object_object_add(data, "guest", json_object_new_boolean(guest));
+	json_object_object_add(data, "reason", json_object_new_string(reason));
+	return data;
+}
+
+void control_reset_done(struct vm *vm, bool guest)
+{
+	if (vm->qmp)
+		qmp_server_event(vm->qmp, "RESET",
+				 cause(guest, guest ? "guest-reset" : "host-qmp-system-reset"));
+}
+
+void control_guest_shutdown(struct vm *vm, bool reset)
+{
+	if (vm->qmp)
+		qmp_server_event(vm->qmp, "SHUTDOWN",
+				 cause(true, reset ? "guest-reset" : "guest-shutdown"));
+}
+
+void control_stopped(struct vm *vm)
+{
+	if (vm->qmp)
+		qmp_server_event(vm->qmp, "STOP", NULL);
 }
 
 /* HMP's `info cpus`, as QEMU 7.2 prints it (the monitor's CPU is the first one). */
@@ -281,7 +306,8 @@ static const struct qmp_command machine_commands[] = {
 };
 
 /*
- * base_commands, the CPU commands (control_cpus.c), machine_commands, then the agent's
+ * base_commands, the CPU commands (control_cpus.c), machine_commands, the ones libvirt
+ * asks of a running domain (control_libvirt.c), then the agent's
  * (control_agent.c), the domain's (control_domain.c), the statistics (control_stats.c), the
  * latency one (control_latency.c), the probe's (control_probe.c), then the end marker.
  */
@@ -289,13 +315,10 @@ static struct qmp_command commands[128];
 
 static void merge_commands(void)
 {
-	const struct qmp_command *tables[] = { base_commands,
-					       control_cpus_commands,
-					       machine_commands,
-					       control_agent_commands,
-					       control_domain_commands,
-					       control_stats_commands,
-					       control_latency_commands,
+	const struct qmp_command *tables[] = { base_commands,	       control_cpus_commands,
+					       machine_commands,       control_libvirt_commands,
+					       control_agent_commands, control_domain_commands,
+					       control_stats_commands, control_latency_commands,
 					       control_probe_commands },
 				 *c;
 	unsigned n = 0, t;
@@ -377,7 +400,6 @@ int control_start(struct vm *vm)
 
 void control_stop(struct vm *vm, int status)
 {
-	struct json_object *data;
 	const char *reason;
 	bool guest = false;
 
@@ -393,13 +415,10 @@ void control_stop(struct vm *vm, int status)
 		reason = "guest-panic";
 		guest = true;
 	} else {
-		reason = "guest-shutdown";
+		reason = atomic_load(&vm->reset_shutdown) ? "guest-reset" : "guest-shutdown";
 		guest = true;
 	}
-	data = json_object_new_object();
-	json_object_object_add(data, "guest", json_object_new_boolean(guest));
-	json_object_object_add(data, "reason", json_object_new_string(reason));
-	qmp_server_event(vm->qmp, "SHUTDOWN", data);
+	qmp_server_event(vm->qmp, "SHUTDOWN", cause(guest, reason));
 	qmp_server_flush(vm->qmp, 1000);
 	qmp_server_destroy(vm->qmp);
 	vm->qmp = NULL;

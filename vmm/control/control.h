@@ -6,6 +6,8 @@
 #ifndef PLUGVM_VMM_CONTROL_H
 #define PLUGVM_VMM_CONTROL_H
 
+#include <stdbool.h>
+
 struct vm;
 
 /*
@@ -29,8 +31,15 @@ int control_fd(const struct vm *vm);
 /* Accept clients, run their commands, send replies and events. Main thread. */
 void control_dispatch(struct vm *vm);
 
-/* The machine was reset (QMP system_reset): the RESET event. Main thread. */
-void control_reset_done(struct vm *vm);
+/* The machine was reset (QMP system_reset, or the guest's with `guest`): RESET. Main thread. */
+void control_reset_done(struct vm *vm, bool guest);
+/*
+ * The guest powered off (or, with `reset`, reset under reboot=shutdown) and the VM stays:
+ * SHUTDOWN {"guest": true, "reason": "guest-shutdown" or "guest-reset"}. Main thread.
+ */
+void control_guest_shutdown(struct vm *vm, bool reset);
+/* The vCPUs stopped (after control_guest_shutdown()): STOP. Main thread. */
+void control_stopped(struct vm *vm);
 
 /* Free what the control socket kept (after machine_run()). */
 void control_free(struct vm *vm);

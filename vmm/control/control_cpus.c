@@ -88,6 +88,8 @@ static struct json_object *ost_data(const struct cpus_event *e)
 	char s[16];
 
 	snprintf(s, sizeof(s), "%u", e->slot);
+	if (e->id) /* QEMU's ACPIOSTInfo: the device's id, while the slot holds one */
+		json_object_object_add(info, "device", json_object_new_string(e->id));
 	json_object_object_add(info, "source", json_object_new_int64(e->ost_source));
 	json_object_object_add(info, "status", json_object_new_int64(e->ost_status));
 	json_object_object_add(info, "slot", json_object_new_string(s));
@@ -371,6 +373,58 @@ static struct json_object *device_del(void *ctx, struct json_object *args, struc
 	return NULL;
 }
 
+/*
+ * QEMU's qom-get on a CPU object: the present vCPU whose qom-path (query-cpus-fast's) is
+ * `path`, and of its properties the ones device-list-properties names (socket-id, die-id,
+ * core-id, thread-id, apic-id). Another path is DeviceNotFound, another property
+ * GenericError, as QEMU: libvirt asks a host-passthrough CPU for "migratable" after a
+ * restart and takes that error as "not migratable" (docs/libvirt.md). test_control.c:
+ * test_qom_get.
+ */
+static struct json_object *qom_get(void *ctx, struct json_object *args, struct qmp_error *err)
+{
+	struct vm *vm = ctx;
+	struct json_object *o, *props, *v;
+	const char *path, *prop;
+	char buf[96];
+	unsigned slot;
+
+	json_object_object_get_ex(args, "path", &o);
+	path = json_object_get_string(o);
+	json_object_object_get_ex(args, "property", &o);
+	prop = json_object_get_string(o);
+	for (slot = 0; slot < vm->cfg->max_cpus; slot++) {
+		if (!cpus_present(vm->cpus, slot))
+			continue;
+		control_cpu_path(vm, slot, buf, sizeof(buf));
+		if (!strcmp(buf, path))
+			break;
+	}
+	if (slot == vm->cfg->max_cpus) {
+		qmp_error_set(err, "DeviceNotFound", "Device '%.64s' not found", path);
+		return NULL;
+	}
+	props = cpu_props(vm->cfg, slot);
+	if (!json_object_object_get_ex(props, "die-id", NULL))
+		json_object_object_add(props, "die-id", json_object_new_int(0));
+	json_object_object_add(props, "apic-id", json_object_new_int((int)slot));
+	if (!json_object_object_get_ex(props, prop, &v)) {
+		qmp_error_set(err, "GenericError",
+			      "Property '" CONTROL_CPU_TYPE ".%.64s' not found", prop);
+		json_object_put(props);
+		return NULL;
+	}
+	v = json_object_get(v);
+	json_object_put(props);
+	return v;
+}
+
+static const struct qmp_arg qom_get_args[] = {
+	{ "path", json_type_string, true },
+	{ "property", json_type_string, true },
+	{ NULL, json_type_null, false },
+};
+
 static const struct qmp_arg device_add_args[] = {
 	{ "driver", json_type_string, true },  { "id", json_type_string, false },
 	{ "socket-id", json_type_int, false }, { "die-id", json_type_int, false },
@@ -388,5 +442,6 @@ const struct qmp_command control_cpus_commands[] = {
 	{ "query-hotpluggable-cpus", query_hotpluggable_cpus, NULL },
 	{ "device_add", device_add, device_add_args },
 	{ "device_del", device_del, device_del_args },
+	{ "qom-get", qom_get, qom_get_args },
 	{ NULL, NULL, NULL },
 };

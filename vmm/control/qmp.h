@@ -102,6 +102,8 @@ int qmp_server_fd(const struct qmp_server *s);
 int qmp_server_event_fd(const struct qmp_server *s);
 int qmp_server_dir_fd(const struct qmp_server *s);
 
+/* The socket's path (NULL before qmp_server_listen() succeeded). */
+const char *qmp_server_path(const struct qmp_server *s);
 /* The table the server dispatches from (as given to qmp_server_create()). */
 const struct qmp_command *qmp_server_commands(const struct qmp_server *s);
 

@@ -541,6 +541,11 @@ int qmp_server_dir_fd(const struct qmp_server *s)
 	return s->dir_fd;
 }
 
+const char *qmp_server_path(const struct qmp_server *s)
+{
+	return s->path;
+}
+
 void qmp_server_flush(struct qmp_server *s, int timeout_ms)
 {
 	struct timespec t0, t;

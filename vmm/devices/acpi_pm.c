@@ -59,7 +59,7 @@ static uint32_t pm_timer(void)
 	return (uint32_t)ticks & 0xffffffu;
 }
 
-/* Caller holds pm->lock. Returns the status to stop with, or -1. */
+/* Caller holds pm->lock. Returns 0 when the guest powered off (S5), else -1. */
 static int write_cnt(struct acpi_pm *pm, uint16_t v)
 {
 	unsigned typ = (v >> 10) & 7;
@@ -142,8 +142,8 @@ static void pm_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, uns
 	}
 	update_sci(pm);
 	pthread_mutex_unlock(&pm->lock);
-	if (stop >= 0)
-		vm_request_stop(pm->vm, stop);
+	if (stop >= 0) /* the machine's power-off action decides what follows */
+		vm_guest_poweroff(pm->vm);
 }
 
 static void gpe_io(void *opaque, int vcpu_id, uint64_t offset, uint8_t *data, unsigned size,

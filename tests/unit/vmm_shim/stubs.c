@@ -39,6 +39,16 @@ WEAK void vm_request_reset(struct vm *vm)
 	(void)vm;
 }
 
+WEAK void vm_guest_poweroff(struct vm *vm)
+{
+	(void)vm;
+}
+
+WEAK void vm_guest_reset(struct vm *vm)
+{
+	(void)vm;
+}
+
 WEAK bool vm_has_machine(const struct vm *vm)
 {
 	return vm->cpus != NULL; /* vm.c's */
