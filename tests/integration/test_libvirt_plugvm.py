@@ -293,3 +293,30 @@ def test_virsh_console_is_a_terminal(libvirtd, tmp_path):
             os.waitpid(pid, 0)
             os.close(fd)
         virsh("destroy", d.name)
+
+
+def test_readme_libvirt_section(libvirtd, tmp_path):
+    """README's "Under libvirt" commands as written (test_readme.py holds them), in order;
+    between them, what each promised: the domain up, 4 vCPUs online, then gone."""
+    from test_readme import LIBVIRT_RUN
+    env = dict(os.environ, PLUGVM_LIBVIRT_STATE=libvirtd)  # the session stops what it starts
+    name = "plugvm-libvirt-pc"
+    virsh("destroy", name, check=False)
+    try:
+        for cmd in LIBVIRT_RUN:
+            r = subprocess.run(["bash", "-c", cmd], cwd=ROOT, env=env, capture_output=True,
+                               text=True, timeout=QEMU_TIMEOUT)
+            assert r.returncode == 0, f"{cmd}: {r.stdout}{r.stderr}"
+            if cmd.startswith("virsh domcapabilities"):
+                assert "<machine>pc-i440fx-7.2</machine>" in r.stdout, r.stdout
+            elif cmd.startswith("virsh create"):
+                assert name in virsh("list", "--name").stdout.split()
+            elif cmd.startswith("virsh setvcpus"):
+                d = LogDomain(name, "", "")
+                wait_count(d, 4)
+        deadline = time.monotonic() + QEMU_TIMEOUT
+        while name in virsh("list", "--name").stdout.split():  # shutdown: the guest powers off
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        virsh("destroy", name, check=False)

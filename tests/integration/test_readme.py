@@ -31,6 +31,9 @@ SKIPPED = {
     'scripts/run-qemu.sh -smp 4 --append "selftest=all"':
         "QEMU's firmware and selftest=all take minutes here; test_qemu.py runs "
         "scripts/run-qemu.sh",
+    "virsh console plugvm-libvirt-pc":
+        "interactive; test_libvirt_plugvm.py::test_virsh_console_is_a_terminal drives `virsh "
+        "console` on a pty",
     "scripts/run-qemu.sh --machine q35 -smp 1,maxcpus=4 --qmp /tmp/q.sock":
         "a QEMU q35 VM that stays up for QMP; test_acpi_machines.py runs scripts/run-qemu.sh "
         "--machine q35 (and microvm) with a QMP socket and hot-adds through it",
@@ -90,9 +93,22 @@ def normalise(cmd):
 def test_every_readme_command_is_known():
     """A README example added, changed or removed makes this fail until the test follows."""
     found = {tuple(normalise(c)) for c in readme_commands()}
-    known = {tuple(normalise(c)) for c in list(SKIPPED) + RUN + QMP_BLOCK + LATENCY_RUN}
+    known = {tuple(normalise(c))
+             for c in list(SKIPPED) + RUN + QMP_BLOCK + LATENCY_RUN + LIBVIRT_RUN}
     assert found == known, (f"in README, not in this test: {sorted(found - known)}; "
                             f"in this test, not in README: {sorted(known - found)}")
+
+
+# README's libvirt section, run in order by test_libvirt_plugvm.py::test_readme_libvirt_section
+# (with libvirt's daemons, in a bash shell from the top of the tree).
+LIBVIRT_RUN = [
+    "scripts/libvirt-setup.sh start",
+    "virsh domcapabilities --emulatorbin $PWD/build/plugvm-qemu --virttype kvm",
+    "scripts/libvirt-domain.sh configs/libvirt/plugvm-libvirt-pc.xml > /tmp/plugvm-pc.xml",
+    "virsh create /tmp/plugvm-pc.xml",
+    "virsh setvcpus plugvm-libvirt-pc 4 --live",
+    "virsh shutdown plugvm-libvirt-pc",
+]
 
 
 # Run to completion; each boots with `halt` or self-tests that end.
