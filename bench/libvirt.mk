@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# vCPU hot-add/remove through `virsh setvcpus --live` on libvirt/QEMU (pc, q35) beside
+# Domain start and vCPU hot-add/remove through virsh on libvirt/plugvm and libvirt/QEMU (pc, q35) beside
 # plugvm's QMP path, in one run (median, p99); see bench/libvirt/run. Needs root (libvirtd).
 BENCHES += libvirt
 
