@@ -146,10 +146,11 @@ def test_setvcpus_up_down_and_up_again(libvirtd, tmp_path, machine):
         d.wait_gone()
 
 
-def test_lifecycle_by_hand(libvirtd, tmp_path):
+@pytest.mark.parametrize("machine", ["pc", "q35"])
+def test_lifecycle_by_hand(libvirtd, tmp_path, machine):
     """define, start, list, dominfo, domstate, vcpupin --live, suspend/resume, reboot,
     destroy, undefine: what a user types, each checked against plugvm's state."""
-    d = PlugvmDomain(tmp_path, "hand", current=2)
+    d = PlugvmDomain(tmp_path, "hand", machine, current=2)
     path = tmp_path / "hand.xml"
     path.write_text(d.xml_text)
     with d:
