@@ -6,6 +6,7 @@ import json
 import os
 import re
 import select
+import signal
 import socket
 import subprocess
 import time
@@ -62,32 +63,36 @@ def test_probe_daemonizes_once_qmp_listens(tmp_path):
     assert b"error" not in err, err
     with open(f"{d}/qmp.pid") as f:
         pid = int(f.read().strip())
-    assert pid != p.pid
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
-        assert f.read().split(b"\0")[0].endswith(b"plugvm-qemu")
-    assert os.stat(f"{d}/qmp.pid").st_mode & 0o777 == 0o644
-    assert os.getsid(pid) == pid  # its own session, as QEMU's -daemonize
-    # libvirt connects once, without retrying: the socket listens already.
-    with Qmp(f"{d}/qmp.monitor") as q:
-        assert q.greeting["QMP"]["version"]["qemu"]
-        assert q.cmd("query-version")["package"]
-        # The rest of libvirt's probe, in its order, on the sandboxed machine-less plugvm:
-        # every command answers (a refusal is an answer), none ends the process.
-        for name, args in [("query-target", None), ("query-qmp-schema", None),
-                           ("query-commands", None), ("query-kvm", None),
-                           ("qom-list-types", None),
-                           ("device-list-properties", {"typename": "virtio-blk-pci"}),
-                           ("qom-list-properties", {"typename": "memory-backend-file"}),
-                           ("query-machines", None),
-                           ("qom-list-properties", {"typename": "none-machine"}),
-                           ("query-tpm-models", None), ("query-command-line-options", None),
-                           ("query-migrate-capabilities", None), ("query-status", None)]:
-            reply = q.execute(name, args)
-            assert "return" in reply or "error" in reply, (name, reply)
-        assert q.cmd("query-kvm") == {"enabled": True, "present": True}
-        assert q.cmd("query-status")["status"] == "prelaunch"
-        q.execute("quit")
-    wait_gone(pid)
+    try:
+        assert pid != p.pid
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            assert f.read().split(b"\0")[0].endswith(b"plugvm-qemu")
+        assert os.stat(f"{d}/qmp.pid").st_mode & 0o777 == 0o644
+        assert os.getsid(pid) == pid  # its own session, as QEMU's -daemonize
+        # libvirt connects once, without retrying: the socket listens already.
+        with Qmp(f"{d}/qmp.monitor") as q:
+            assert q.greeting["QMP"]["version"]["qemu"]
+            assert q.cmd("query-version")["package"]
+            # The rest of libvirt's probe, in its order, on the sandboxed machine-less plugvm:
+            # every command answers (a refusal is an answer), none ends the process.
+            for name, args in [("query-target", None), ("query-qmp-schema", None),
+                               ("query-commands", None), ("query-kvm", None),
+                               ("qom-list-types", None),
+                               ("device-list-properties", {"typename": "virtio-blk-pci"}),
+                               ("qom-list-properties", {"typename": "memory-backend-file"}),
+                               ("query-machines", None),
+                               ("qom-list-properties", {"typename": "none-machine"}),
+                               ("query-tpm-models", None), ("query-command-line-options", None),
+                               ("query-migrate-capabilities", None), ("query-status", None)]:
+                reply = q.execute(name, args)
+                assert "return" in reply or "error" in reply, (name, reply)
+            assert q.cmd("query-kvm") == {"enabled": True, "present": True}
+            assert q.cmd("query-status")["status"] == "prelaunch"
+            q.execute("quit")
+        wait_gone(pid)
+    finally:  # a failed check leaves no daemon behind
+        if os.path.exists(f"/proc/{pid}"):
+            os.kill(pid, signal.SIGKILL)
     assert not os.path.exists(f"{d}/qmp.pid"), "the pidfile outlives the process"
     assert not os.path.exists(f"{d}/qmp.monitor")
 
