@@ -41,7 +41,7 @@ VMM_CONFIG_SRCS := $(addprefix vmm/config/,config.c config_smp.c config_chaos.c 
 VMM_QEMU_CLI_SRCS := $(addprefix vmm/config/,qemu_cli.c qemu_cli_dev.c qemu_cli_finish.c \
 	qemu_opts.c)
 VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domain_xml_cpus.c)
-VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
+VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c jail.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
 	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c daemon.c console_io.c \
 	vcpu_crash.c) $(VMM_CONFIG_SRCS) $(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_layout.c acpi_dump.c e820.c cpuid.c regs.c)

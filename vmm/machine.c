@@ -33,6 +33,7 @@
 #include "devices/uart16550.h"
 #include "devices/virtio_console.h"
 #include "exitcode.h"
+#include "jail.h"
 #include "loader.h"
 #include "log.h"
 #include "plugvm_abi.h"
@@ -438,6 +439,14 @@ int machine_run(struct vm *vm)
 		return PLUGVM_EXIT_SETUP;
 	}
 
+	/*
+	 * --jail: the namespaces and the new root while this is the only thread (unshare of
+	 * the mount namespace needs it), before the socket is bound inside DIR.
+	 */
+	if (vm->cfg->jail_dir && jail_enter(vm->cfg)) {
+		close(sig_fd);
+		return PLUGVM_EXIT_SETUP;
+	}
 	ret = control_start(vm);
 	/* QMP listens: the pidfile and -daemonize's parent may now say so (daemon.h). */
 	if (!ret)
@@ -459,6 +468,9 @@ int machine_run(struct vm *vm)
 	 * would make each thread call setresuid, which no vCPU filter allows).
 	 */
 	status = vm->cfg->runas ? runas_user(vm->cfg->runas) : 0;
+	/* Jailed: the last capabilities and process creation go before any other thread. */
+	if (!status && vm->cfg->jail_dir && jail_lock(vm->cfg))
+		status = -EPERM;
 	if (!status && !vm_has_machine(vm)) {
 		if (sandbox_grants(vm) || sandbox_enter(SANDBOX_MAIN)) {
 			close(sig_fd);

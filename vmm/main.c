@@ -21,6 +21,7 @@
 #include "daemon.h"
 #include "exitcode.h"
 #include "fds.h"
+#include "jail.h"
 #include "log.h"
 #include "machine.h"
 #include "plugvm_abi.h"
@@ -206,6 +207,15 @@ int main(int argc, char **argv)
 	if (ret) {
 		config_free(&cfg);
 		return ret < 0 ? PLUGVM_EXIT_SETUP : status;
+	}
+	/*
+	 * --jail: a new PID namespace is entered by forking before the VM exists (a KVM VM works
+	 * only in the process that made it); this process then waits for the one that runs it.
+	 */
+	ret = cfg.jail_dir ? jail_fork(&cfg, &status) : 0;
+	if (ret) {
+		config_free(&cfg);
+		return status;
 	}
 	/* <cputune>/<memoryBacking>: checked, then the main thread pinned before any other. */
 	if (rt_tune_check(&cfg.rt, err, sizeof(err))) {

@@ -543,6 +543,47 @@ static void test_sandbox_runas(void **state)
 	parse_fails("needs a value", "--runas");
 }
 
+static void test_jail_and_its_socket(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "--smp", "1", NULL);
+	assert_null(p.cfg.jail_dir);
+	config_free(&p.cfg);
+	/* Without --qmp the socket is DIR/plugvm.qmp, named by jail_fork(). */
+	parse(&p, "--jail", "/run/vm1", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_string_equal(p.cfg.jail_dir, "/run/vm1");
+	assert_null(p.cfg.qmp_path);
+	config_free(&p.cfg);
+	assert_null(p.cfg.jail_dir);
+	parse(&p, "--jail=/run/vm1/", "--qmp", "unix:/run/vm1/q.sock", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_string_equal(p.cfg.qmp_path, "/run/vm1/q.sock");
+	config_free(&p.cfg);
+	parse(&p, "--jail", "/run/vm1", "--qmp", "none", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	config_free(&p.cfg);
+	parse(&p, "--jail", "/run/vm1", "--qmp", "fd=5", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	config_free(&p.cfg);
+	parse_fails("--jail: empty directory name", "--jail", "");
+	parse_fails("needs a value", "--jail");
+	parse_fails("--qmp: with --jail /run/vm1 the socket must be a name directly in it "
+		    "(/run/vm1/NAME), not '/tmp/q'",
+		    "--jail", "/run/vm1", "--qmp", "/tmp/q");
+	parse_fails("must be a name directly in it", "--jail", "/run/vm1", "--qmp",
+		    "/run/vm1/sub/q");
+	parse_fails("must be a name directly in it", "--jail", "/run/vm1", "--qmp", "/run/vm10");
+	parse_fails("must be a name directly in it", "--jail", "/run/vm1", "--qmp", "/run/vm1/");
+	parse_fails("must be a name directly in it", "--jail", "/run/vm1", "--qmp", "/run/vm1/..");
+	parse_fails(
+	    "too long a path for its QMP socket", "--jail",
+	    "/run/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaa");
+}
+
 /* --no-shutdown and --no-reboot, in QEMU's spelling too: the power-off and reset actions. */
 static void test_actions(void **state)
 {
@@ -882,19 +923,33 @@ static void test_validate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),	   cmocka_unit_test(test_smp_spellings),
-		cmocka_unit_test(test_memory_spellings),   cmocka_unit_test(test_memory_errors),
-		cmocka_unit_test(test_kernel_append),	   cmocka_unit_test(test_append_length),
-		cmocka_unit_test(test_verbosity),	   cmocka_unit_test(test_help_version),
-		cmocka_unit_test(test_bad_options),	   cmocka_unit_test(test_conventions),
-		cmocka_unit_test(test_mem_values),	   cmocka_unit_test(test_mem_errors),
-		cmocka_unit_test(test_smp_values),	   cmocka_unit_test(test_smp_errors),
-		cmocka_unit_test(test_smp_err_buffer),	   cmocka_unit_test(test_qmp),
-		cmocka_unit_test(test_smp_topology),	   cmocka_unit_test(test_sandbox_runas),
-		cmocka_unit_test(test_spare_vcpus),	   cmocka_unit_test(test_chaos_flag),
-		cmocka_unit_test(test_chaos_values),	   cmocka_unit_test(test_chaos_errors),
-		cmocka_unit_test(test_validate),	   cmocka_unit_test(test_actions),
-		cmocka_unit_test(test_machine_type_names), cmocka_unit_test(test_machine_flag),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_smp_spellings),
+		cmocka_unit_test(test_memory_spellings),
+		cmocka_unit_test(test_memory_errors),
+		cmocka_unit_test(test_kernel_append),
+		cmocka_unit_test(test_append_length),
+		cmocka_unit_test(test_verbosity),
+		cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_bad_options),
+		cmocka_unit_test(test_conventions),
+		cmocka_unit_test(test_mem_values),
+		cmocka_unit_test(test_mem_errors),
+		cmocka_unit_test(test_smp_values),
+		cmocka_unit_test(test_smp_errors),
+		cmocka_unit_test(test_smp_err_buffer),
+		cmocka_unit_test(test_qmp),
+		cmocka_unit_test(test_smp_topology),
+		cmocka_unit_test(test_sandbox_runas),
+		cmocka_unit_test(test_jail_and_its_socket),
+		cmocka_unit_test(test_spare_vcpus),
+		cmocka_unit_test(test_chaos_flag),
+		cmocka_unit_test(test_chaos_values),
+		cmocka_unit_test(test_chaos_errors),
+		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_actions),
+		cmocka_unit_test(test_machine_type_names),
+		cmocka_unit_test(test_machine_flag),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

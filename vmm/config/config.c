@@ -57,6 +57,10 @@ const char config_usage[] =
     "                         on; off is for debugging only and says so at start)\n"
     "  --runas USER           drop to USER's uid, gid and groups after opening /dev/kvm\n"
     "                         and the QMP socket (as QEMU's -run-with user=)\n"
+    "  --jail DIR             once the VM is built, run in new PID, mount, IPC, UTS and\n"
+    "                         network namespaces with DIR (empty, owned by root or the\n"
+    "                         --runas user) as the root, no capability, no new process;\n"
+    "                         the QMP socket must be DIR/NAME (default DIR/plugvm.qmp)\n"
     "  --chaos[=SPEC]         testing: make the host act loaded; the seed is printed at\n"
     "                         start. SPEC: comma-separated seed=N, stall=V, irq=V, start=V;\n"
     "                         V is off, TIME or P%:TIME (TIME in us|ms|s, at most 1s; P\n"
@@ -376,6 +380,11 @@ static enum config_status opt_runas(struct vm_config *cfg, const char *val, char
 	return set_str(&cfg->runas, val, err, errlen);
 }
 
+static enum config_status opt_jail(struct vm_config *cfg, const char *val, char *err, size_t errlen)
+{
+	return set_name(&cfg->jail_dir, val, "--jail: empty directory name", err, errlen);
+}
+
 static enum config_status opt_verbose(struct vm_config *cfg, const char *val, char *err,
 				      size_t errlen)
 {
@@ -430,6 +439,7 @@ static const struct opt opts[] = {
 	{ { "dump-acpi" }, ARG_REQUIRED, opt_dump_acpi },
 	{ { "sandbox" }, ARG_REQUIRED, opt_sandbox },
 	{ { "runas" }, ARG_REQUIRED, opt_runas },
+	{ { "jail" }, ARG_REQUIRED, opt_jail },
 	{ { "v", "verbose" }, ARG_NONE, opt_verbose },
 	{ { "q", "quiet" }, ARG_NONE, opt_quiet },
 	{ { "h", "help" }, ARG_NONE, opt_help },
@@ -665,6 +675,8 @@ void config_free(struct vm_config *cfg)
 	cfg->console_path = NULL;
 	free(cfg->runas);
 	cfg->runas = NULL;
+	free(cfg->jail_dir);
+	cfg->jail_dir = NULL;
 	cfg->kernel_path = NULL;
 	cfg->cmdline = NULL;
 	cfg->qmp_path = NULL;

@@ -106,6 +106,7 @@ struct vm_config {
 	bool virtio_disabled; /* --virtio off: no virtio-mmio devices */
 	bool sandbox_disabled; /* --sandbox off: no seccomp filters (debugging only) */
 	char *runas; /* --runas USER: drop to that user after setup; NULL: stay */
+	char *jail_dir; /* --jail DIR: the VMM's root once the VM is built (jail.h); NULL: none */
 	uint64_t mem_bytes;
 	char *kernel_path; /* NULL: guest.elf beside the plugvm binary */
 	char *cmdline; /* guest command line, never NULL after a successful parse */

@@ -7,6 +7,41 @@
 #include "config.h"
 
 #include <errno.h>
+#include <string.h>
+
+/*
+ * --jail DIR: the QMP socket lies directly in DIR (DIR/NAME, DIR spelled as given, trailing
+ * slashes aside), the only place the jailed VMM can bind it; without --qmp it is
+ * DIR/plugvm.qmp (jail.h), which must fit a socket address. 0 or -EINVAL.
+ */
+static int validate_jail(const struct vm_config *cfg, char *err, size_t errlen)
+{
+	size_t dlen = strlen(cfg->jail_dir);
+	const char *p = cfg->qmp_path;
+
+	while (dlen > 1 && cfg->jail_dir[dlen - 1] == '/')
+		dlen--;
+	if (cfg->qmp_disabled || cfg->qmp_fd >= 0)
+		return 0;
+	if (!p) {
+		if (dlen + sizeof("/plugvm.qmp") - 1 <= CONFIG_MAX_QMP_PATH)
+			return 0;
+		config_set_err(err, errlen,
+			       "--jail: '%s' is too long a path for its QMP socket "
+			       "DIR/plugvm.qmp (at most %d bytes)",
+			       cfg->jail_dir, CONFIG_MAX_QMP_PATH);
+		return -EINVAL;
+	}
+	if (!strncmp(p, cfg->jail_dir, dlen) && p[dlen] == '/' && p[dlen + 1] &&
+	    !strchr(p + dlen + 1, '/') && strcmp(p + dlen + 1, ".") && strcmp(p + dlen + 1, ".."))
+		return 0;
+	config_set_err(
+	    err, errlen,
+	    "--qmp: with --jail %s the socket must be a name directly in it (%.*s/NAME), "
+	    "not '%s'",
+	    cfg->jail_dir, (int)dlen, cfg->jail_dir, p);
+	return -EINVAL;
+}
 
 int config_validate(const struct vm_config *cfg, char *err, size_t errlen)
 {
@@ -29,5 +64,5 @@ int config_validate(const struct vm_config *cfg, char *err, size_t errlen)
 				       cfg->max_cpus);
 			return -EINVAL;
 		}
-	return 0;
+	return cfg->jail_dir ? validate_jail(cfg, err, errlen) : 0;
 }

@@ -24,6 +24,7 @@
 #include "../cpus.h"
 #include "../devices/acpi_pm.h"
 #include "../exitcode.h"
+#include "../jail.h"
 #include "../log.h"
 #include "qmp.h"
 #include "../version.h"
@@ -385,6 +386,9 @@ int control_start(struct vm *vm)
 					  "no machine: plugvm-qemu was started with -machine none");
 	/* Guest-triggered events are rate-limited per CPU slot; the last key is "no slot". */
 	qmp_server_set_event_keys(vm->qmp, vm->cfg->max_cpus + 1);
+	/* Jailed, DIR is "/" now: DIR/NAME is /NAME (clients still use the host path). */
+	if (vm->cfg->jail_dir)
+		path = jail_inner_path(path);
 	err = vm->cfg->qmp_fd >= 0 ? qmp_server_listen_fd(vm->qmp, vm->cfg->qmp_fd)
 				   : qmp_server_listen(vm->qmp, path);
 	if (err) {
