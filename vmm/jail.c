@@ -231,6 +231,29 @@ static int scan_fds(unsigned *nr, int *highest)
 	return ret;
 }
 
+/*
+ * A thread joined a moment ago (sandbox_init()'s warm-up) still shares the fs_struct until
+ * its exit passes exit_fs(), which comes after the join returns; once it is gone from
+ * /proc/self/task it has. Bounded: a thread that really runs is an error. 0 or -EBUSY.
+ */
+static int wait_alone(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		DIR *d = opendir("/proc/self/task");
+		unsigned n = 0;
+
+		while (d && readdir(d))
+			n++;
+		if (d)
+			closedir(d);
+		if (n == 3) /* ".", ".." and this thread */
+			return 0;
+		usleep(1000);
+	}
+	log_error("--jail: another thread runs: a new mount namespace needs the VMM alone");
+	return -EBUSY;
+}
+
 /* Bind DIR onto itself, pivot into it, detach the old root. 0 or -errno (logged). */
 static int pivot(const struct vm_config *cfg)
 {
@@ -303,6 +326,9 @@ int jail_enter(const struct vm_config *cfg)
 	ret = scan_fds(&nr_open, &highest);
 	close(dir_fd);
 	dir_fd = -1;
+	if (ret)
+		return ret;
+	ret = wait_alone();
 	if (ret)
 		return ret;
 	if (unshare(CLONE_NEWNS) < 0) {
