@@ -131,6 +131,8 @@ static void test_libvirt_start_line_json(void **state)
 	assert_string_equal(p.cfg.name, "g1");
 	assert_true(p.cfg.start_paused);
 	assert_false(p.cfg.machine_none);
+	/* Under libvirt the jail is off: libvirt's own confinement applies. */
+	assert_null(p.cfg.jail_dir);
 	assert_true(p.cfg.cpu_no_arch_caps);
 	assert_int_equal(p.cfg.mem_bytes, 96ull << 20);
 	assert_int_equal(p.cfg.nr_cpus, 1);
@@ -439,6 +441,10 @@ static void test_refusals_name_the_xml(void **state)
 	fails("-object secret", "id=", KERNEL, "-object", "secret,format=raw,file=/k");
 	fails("-object secret", "one of file= or data=", KERNEL, "-object", "secret,id=s");
 	fails("unknown option '-frob'", "plugvm-qemu", KERNEL, "-frob");
+	/* plugvm's --jail has no QEMU spelling: nothing turns it on under libvirt. */
+	fails("unknown option '-jail'", "plugvm-qemu", KERNEL, "-jail", "/j");
+	fails("unknown option '--jail'", "plugvm-qemu", KERNEL, "--jail", "/j");
+	fails("-chroot", "plugvm-qemu has no -chroot", KERNEL, "-chroot", "/j");
 	fails("unexpected argument", "stray", KERNEL, "stray");
 	fails("-m", "needs a value", KERNEL, "-m");
 }
