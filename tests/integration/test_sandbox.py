@@ -146,7 +146,9 @@ NR = {"write": 1, "open": 2, "kill": 62, "rename": 82, "rmdir": 84, "creat": 85,
       "sched_setaffinity": 203, "tgkill": 234, "openat": 257, "unlinkat": 263,
       "renameat2": 316, "sched_setattr": 314, "rt_sigqueueinfo": 129,
       "rt_tgsigqueueinfo": 297, "pidfd_send_signal": 424, "pidfd_open": 434,
-      "openat2": 437, "open_by_handle_at": 304, "ptrace": 101, "prlimit64": 302}
+      "openat2": 437, "open_by_handle_at": 304, "ptrace": 101, "prlimit64": 302,
+      "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "mount": 165, "unshare": 272,
+      "setns": 308}
 
 
 def read_filters(tid):
