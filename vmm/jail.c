@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -291,7 +292,10 @@ fail:
 	return -errno;
 }
 
-/* rlimits: descriptors bounded (jail_nofile_limit()), no core file. 0 or -errno (logged). */
+/*
+ * rlimits: descriptors bounded (jail_nofile_limit()), no core file, what <cputune> and
+ * <memoryBacking> need without capabilities. 0 or -errno (logged).
+ */
 static int set_limits(const struct vm_config *cfg, unsigned nr_open, int highest)
 {
 	unsigned long nofile = jail_nofile_limit(highest, nr_open, cfg->max_cpus);
@@ -308,6 +312,33 @@ static int set_limits(const struct vm_config *cfg, unsigned nr_open, int highest
 			 (unsigned long)cur.rlim_max, nofile);
 	else if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
 		goto fail;
+	/*
+	 * What <vcpusched> and <memoryBacking><locked/> had from CAP_SYS_NICE and CAP_IPC_LOCK,
+	 * the limits give an unprivileged process: real-time priorities up to the highest the
+	 * document asks, and locking every future mapping (test_jail.py, the rt example).
+	 */
+	lim.rlim_cur = lim.rlim_max = 0;
+	for (unsigned i = 0; i < cfg->rt.nr_vcpus; i++)
+		if (cfg->rt.vcpus[i].policy != SCHED_OTHER &&
+		    (rlim_t)cfg->rt.vcpus[i].priority > lim.rlim_max)
+			lim.rlim_cur = lim.rlim_max = (rlim_t)cfg->rt.vcpus[i].priority;
+	/* Raising a hard limit takes CAP_SYS_RESOURCE: a host without it keeps its own. */
+	if (lim.rlim_max && setrlimit(RLIMIT_RTPRIO, &lim) < 0)
+		log_warn("--jail: RLIMIT_RTPRIO %lu for <vcpusched>: %s",
+			 (unsigned long)lim.rlim_max, strerror(errno));
+	lim.rlim_cur = lim.rlim_max = RLIM_INFINITY;
+	/*
+	 * Without it, MCL_FUTURE would fail every later mapping (a malloc arena, a hot-added
+	 * vCPU) past the host's limit once CAP_IPC_LOCK is gone: what is mapped now, guest RAM
+	 * included, stays locked, later mappings are not.
+	 */
+	if (cfg->rt.mlock && setrlimit(RLIMIT_MEMLOCK, &lim) < 0) {
+		log_warn("--jail: RLIMIT_MEMLOCK unlimited for <locked/>: %s: guest RAM stays "
+			 "locked, later mappings are not",
+			 strerror(errno));
+		if (mlockall(MCL_CURRENT) < 0)
+			log_warn("--jail: mlockall: %s", strerror(errno));
+	}
 	log_debug("--jail: RLIMIT_NOFILE %lu (%u open, highest %d, max_cpus %u)", nofile, nr_open,
 		  highest, cfg->max_cpus);
 	return 0;

@@ -18,7 +18,7 @@ import pytest
 
 from qmp import Qmp, wait_socket
 from test_sandbox import REPORT, allowed, read_filters, threads
-from vm import BOOT_TIMEOUT, plugvm, run_plugvm
+from vm import BOOT_TIMEOUT, GUEST, ROOT, plugvm, run_plugvm
 
 TIMEOUT = 3 * BOOT_TIMEOUT
 PROBES = ["open /etc/passwd", "open /proc/1/environ", "open /dev/kvm", "list /proc",
@@ -191,3 +191,51 @@ def test_a_forbidden_call_in_the_jail_still_ends_the_vm(tmp_path):
                         env=env, timeout=TIMEOUT)
     assert rc == 8, vm.transcript()
     assert REPORT in vm.stderr, vm.transcript()
+
+
+def host_tids(pid):
+    """{tid inside the jail's PID namespace: host tid} of every thread of pid."""
+    out = {}
+    for t in os.listdir(f"/proc/{pid}/task"):
+        host, inner = status_of(f"{pid}/task/{t}")["NSpid"].split()
+        out[int(inner)] = int(host)
+    return out
+
+
+def test_rt_settings_still_apply_without_capabilities(tmp_path):
+    # The rt example (<vcpusched fifo priority 1>, <memoryBacking><locked/>) jailed as
+    # root: CAP_SYS_NICE and CAP_IPC_LOCK are gone, RLIMIT_RTPRIO and RLIMIT_MEMLOCK give
+    # the same where the host lets plugvm raise them (CAP_SYS_RESOURCE), else a warning
+    # says so and the VM runs. query-cpus-fast's thread ids are the jail's namespace's.
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.fail("this test needs 2 host CPUs (the example pins to CPUs 0 and 1)")
+    can_raise = int(status_of("self")["CapEff"], 16) & (1 << 24)  # CAP_SYS_RESOURCE
+    root = jail_dir(tmp_path)
+    path = os.path.join(root, "plugvm.qmp")
+    with plugvm("--domain", os.path.join(ROOT, "configs/libvirt/plugvm-rt.xml"),
+                "--kernel", GUEST, "--jail", root, "--qmp", path) as vm:
+        vm.wait_for(r"^plugvm-guest: 2/2 CPUs online$", timeout=BOOT_TIMEOUT)
+        wait_socket(path)
+        pid = vmm_pid(vm)
+        tids = host_tids(pid)
+        with Qmp(path) as q:
+            vcpus = [c["thread-id"] for c in q.cmd("query-cpus-fast")]
+            assert len(vcpus) == 2
+            for tid in vcpus:
+                want = (os.SCHED_FIFO, 1) if can_raise else (os.SCHED_OTHER, 0)
+                assert (os.sched_getscheduler(tids[tid]),
+                        os.sched_getparam(tids[tid]).sched_priority) == want, tid
+            st = status_of(pid)
+            assert int(st["CapEff"], 16) == 0
+            assert int(st["VmLck"].split()[0]) * 1024 >= 64 << 20, st["VmLck"]  # guest RAM
+            q.cmd("system_powerdown")
+        assert vm.wait_exit(timeout=BOOT_TIMEOUT) == 0, vm.transcript()
+    if can_raise:
+        assert not vm.lines(r"vcpusched|vcpupin|mlockall|RLIMIT", stream="stderr"), \
+            vm.transcript()
+    else:
+        assert vm.lines(r"^plugvm: warning: --jail: RLIMIT_RTPRIO 1 for <vcpusched>: "
+                        r"Operation not permitted$", stream="stderr"), vm.transcript()
+        assert vm.lines(r"^plugvm: warning: --jail: RLIMIT_MEMLOCK unlimited for <locked/>: "
+                        r"Operation not permitted: guest RAM stays locked",
+                        stream="stderr"), vm.transcript()
