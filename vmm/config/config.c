@@ -155,7 +155,7 @@ enum opt_arg {
 typedef enum config_status opt_handler(struct vm_config *cfg, const char *val, char *err,
 				       size_t errlen);
 
-static int replace_str(char **dst, const char *src)
+int config_replace_str(char **dst, const char *src)
 {
 	char *copy = strdup(src);
 
@@ -169,7 +169,7 @@ static int replace_str(char **dst, const char *src)
 /* *dst = a copy of val; CONFIG_ERROR "out of memory" if it cannot be copied. */
 static enum config_status set_str(char **dst, const char *val, char *err, size_t errlen)
 {
-	if (!replace_str(dst, val))
+	if (!config_replace_str(dst, val))
 		return CONFIG_RUN;
 	config_set_err(err, errlen, "out of memory");
 	return CONFIG_ERROR;

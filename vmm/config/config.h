@@ -232,7 +232,10 @@ int config_format_chaos(const struct chaos_config *c, char *buf, size_t len);
 /* The usage text printed by --help. */
 extern const char config_usage[];
 
-/* ---- shared by the parsers (config.c, config_smp.c, config_chaos.c) ---- */
+/* ---- shared by the parsers (config.c, config_smp.c, config_chaos.c, qemu_cli*.c) ---- */
+
+/* *dst becomes a copy of src (the old string freed). Returns 0, or -ENOMEM (*dst kept). */
+int config_replace_str(char **dst, const char *src);
 
 /* A message into err (NULL or errlen 0: none), as snprintf. */
 void config_set_err(char *err, size_t errlen, const char *fmt, ...)

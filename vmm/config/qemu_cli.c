@@ -70,21 +70,10 @@ enum config_status qcli_done(struct qcli *q, struct qopts *o, const char *opt, c
 	return ret ? CONFIG_ERROR : CONFIG_RUN;
 }
 
-static int replace_str(char **dst, const char *src)
-{
-	char *copy = strdup(src);
-
-	if (!copy)
-		return -ENOMEM;
-	free(*dst);
-	*dst = copy;
-	return 0;
-}
-
 /* *dst = a copy of val; CONFIG_ERROR "out of memory" if it cannot be copied. */
 static enum config_status set_str(struct qcli *q, char **dst, const char *val)
 {
-	return replace_str(dst, val) ? qcli_fail(q, "out of memory") : CONFIG_RUN;
+	return config_replace_str(dst, val) ? qcli_fail(q, "out of memory") : CONFIG_RUN;
 }
 
 /* A key's value that must be one of the words in `ok` (NUL-separated, ending "\0\0"). */
