@@ -23,7 +23,8 @@ FUZZ_fuzz_cmdline_SRCS := guest/kernel/cmdline.c
 FUZZ_fuzz_config_SRCS := $(VMM_CONFIG_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_SRCS := $(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_LIBS := -ljson-c
-FUZZ_fuzz_qmp_libvirt_SRCS := vmm/control/control_libvirt.c $(VMM_QMP_SRCS) vmm/log.c
+FUZZ_fuzz_qmp_libvirt_SRCS := vmm/control/control_libvirt.c vmm/control/control_probe.c \
+	$(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_qmp_libvirt_LIBS := -ljson-c
 FUZZ_fuzz_virtio_SRCS := vmm/devices/virtio_mmio.c vmm/control/agent_frame.c vmm/mem.c vmm/log.c
 FUZZ_fuzz_hotplug_SRCS := vmm/devices/acpi_cpu_hotplug.c vmm/devices/direct_start.c \
