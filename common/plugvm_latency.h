@@ -17,8 +17,12 @@
  * A reader loads `seq`, copies copy[seq & 1] (the one not being written), and keeps it if
  * `seq` is unchanged after: a writer stopped half-way (its vCPU descheduled by the host)
  * never keeps a reader from a consistent record at most one update old. Each outlier slot is
- * written by one guest CPU at a time under a plain sequence count (odd while inside; a
- * reader skips a slot being written). The host treats every value as hostile (bounds
+ * written by one guest CPU at a time under a sequence count that names what it holds: the
+ * writer of outlier index i sets it to PLUGVM_LATENCY_OUTLIER_SEQ(i) - 1 (odd) while inside
+ * and to PLUGVM_LATENCY_OUTLIER_SEQ(i) once done; a reader keeps slot i % OUTLIERS as index i
+ * only with that value before and after its copy. So a slot whose index was claimed (the
+ * area's outlier_seq passed it) but not yet written, or never written because its slot was
+ * busy, or written since by a later lap, is not taken for index i. The host treats every value as hostile (bounds
  * checked after the copy).
  */
 #ifndef PLUGVM_COMMON_LATENCY_H
@@ -88,6 +92,7 @@ _Static_assert(sizeof(struct plugvm_latency_latch) == 8 + 2 * sizeof(struct plug
  * 15 set for a tear-down; 0: none). Claimed by an atomic increment
  * of the area's outlier_seq (slot = the old value modulo PLUGVM_LATENCY_OUTLIERS).
  */
+#define PLUGVM_LATENCY_OUTLIER_SEQ(i) ((uint32_t)((i) / PLUGVM_LATENCY_OUTLIERS * 2 + 2))
 struct plugvm_latency_outlier {
 	uint32_t seq;
 	uint32_t cpu; /* the measured CPU */

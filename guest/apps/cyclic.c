@@ -46,13 +46,6 @@ static struct plugvm_latency_register reg __attribute__((aligned(8)));
 static uint64_t interval_ns, threshold_ns;
 static unsigned hist_us, nr_hp_cpus;
 
-/* Write side of an outlier slot's sequence count: odd while inside. */
-static void seq_end(uint32_t *seq)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
-}
-
 static void max_u64(uint64_t *p, uint64_t v)
 {
 	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
@@ -116,15 +109,20 @@ static void attribute(uint64_t lat_ns, const unsigned *started, uint16_t *hp)
 	}
 }
 
-/* Put one outlier in the ring; a slot another CPU is writing right now is skipped. */
+/*
+ * Put one outlier in the ring; a slot another CPU is writing right now is skipped. The slot's
+ * count says which index it holds (plugvm_latency.h): odd while index n is written, then
+ * PLUGVM_LATENCY_OUTLIER_SEQ(n). test_latency.c: test_outlier_not_yet_written.
+ */
 static void record_outlier(unsigned cpu, uint64_t lat_ns, uint64_t when_ns, uint32_t flags,
 			   uint32_t irqs, const uint16_t *hp)
 {
 	uint64_t n = __atomic_fetch_add(&area->outlier_seq, 1, __ATOMIC_RELAXED);
 	struct plugvm_latency_outlier *o = &area->outliers[n % PLUGVM_LATENCY_OUTLIERS];
-	uint32_t seq = __atomic_load_n(&o->seq, __ATOMIC_RELAXED);
+	uint32_t seq = __atomic_load_n(&o->seq, __ATOMIC_RELAXED),
+		 done = PLUGVM_LATENCY_OUTLIER_SEQ(n);
 
-	if ((seq & 1) || !__atomic_compare_exchange_n(&o->seq, &seq, seq + 1, false,
+	if ((seq & 1) || !__atomic_compare_exchange_n(&o->seq, &seq, done - 1, false,
 						      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -134,7 +132,8 @@ static void record_outlier(unsigned cpu, uint64_t lat_ns, uint64_t when_ns, uint
 	o->latency_ns = lat_ns;
 	o->when_ns = when_ns;
 	memcpy(o->hp, hp, sizeof(o->hp));
-	seq_end(&o->seq);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&o->seq, done, __ATOMIC_RELAXED);
 }
 
 /* One update of a CPU's record: a sample, or the wait of a period its CPU went away in. */

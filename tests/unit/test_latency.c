@@ -234,10 +234,12 @@ static void test_names_and_outliers_are_sanitised(void **state)
 	memset(a->states[0].name, 'x', PLUGVM_LATENCY_STATE_NAME); /* no NUL */
 	a->states[1].name[0] = '\033';
 	o = &a->outliers[0];
+	o->seq = PLUGVM_LATENCY_OUTLIER_SEQ(0);
 	o->cpu = 1;
 	o->latency_ns = 150000;
 	o->hp[0] = 2 | PLUGVM_LATENCY_HP_DOWN; /* sched:active, down */
 	o->hp[1] = 40; /* no such state */
+	a->outliers[1].seq = PLUGVM_LATENCY_OUTLIER_SEQ(1);
 	a->outliers[1].cpu = PLUGVM_LATENCY_MAX_CPUS; /* no such CPU */
 	a->outlier_seq = 2;
 	assert_int_equal(latency_read(&vm, &snap), 0);
@@ -253,7 +255,46 @@ static void test_names_and_outliers_are_sanitised(void **state)
 	assert_true(snap.nr_outliers <= PLUGVM_LATENCY_OUTLIERS);
 }
 
+/*
+ * An index the guest claimed (outlier_seq passed it) but has not written yet, its vCPU
+ * descheduled in between, is not read: its slot still holds zeros or an older lap's outlier.
+ * Neither is a later lap's slot read as an earlier index. Each counts as torn.
+ */
+static void test_outlier_not_yet_written(void **state)
+{
+	struct plugvm_latency_area *a;
+	unsigned i;
+
+	(void)state;
+	register_good();
+	a = area();
+	for (i = 0; i < 2; i++) {
+		a->outliers[i].seq = PLUGVM_LATENCY_OUTLIER_SEQ(i);
+		a->outliers[i].cpu = 1;
+		a->outliers[i].latency_ns = 5000;
+	}
+	a->outlier_seq = 3; /* index 2 claimed, slot 2 still zero */
+	assert_int_equal(latency_read(&vm, &snap), 0);
+	assert_int_equal(snap.nr_outliers, 2);
+	assert_int_equal(snap.torn, 1);
+	for (i = 0; i < snap.nr_outliers; i++)
+		assert_true(snap.outliers[i].cpu == 1 && snap.outliers[i].latency_ns == 5000);
+	/* A lap later: index 256 claimed in slot 0, which still holds index 0. */
+	for (i = 2; i < PLUGVM_LATENCY_OUTLIERS; i++)
+		a->outliers[i].seq = PLUGVM_LATENCY_OUTLIER_SEQ(i);
+	a->outlier_seq = PLUGVM_LATENCY_OUTLIERS + 1;
+	assert_int_equal(latency_read(&vm, &snap), 0);
+	assert_int_equal(snap.nr_outliers, PLUGVM_LATENCY_OUTLIERS - 1);
+	assert_int_equal(snap.torn, 1);
+	/* Index 1's slot rewritten by index 257 (a later lap): not index 1 any more. */
+	a->outliers[1].seq = PLUGVM_LATENCY_OUTLIER_SEQ(PLUGVM_LATENCY_OUTLIERS + 1);
+	assert_int_equal(latency_read(&vm, &snap), 0);
+	assert_int_equal(snap.nr_outliers, PLUGVM_LATENCY_OUTLIERS - 2);
+	assert_int_equal(snap.torn, 2);
+}
+
 UNIT_MAIN(NULL, NULL, cmocka_unit_test_setup_teardown(test_nothing_registered, setup, teardown),
 	  cmocka_unit_test_setup_teardown(test_bad_registrations_are_refused, setup, teardown),
 	  cmocka_unit_test_setup_teardown(test_snapshot_is_checked, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_names_and_outliers_are_sanitised, setup, teardown))
+	  cmocka_unit_test_setup_teardown(test_names_and_outliers_are_sanitised, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_outlier_not_yet_written, setup, teardown))

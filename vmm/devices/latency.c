@@ -73,12 +73,12 @@ void latency_exit(struct vm *vm)
 
 /*
  * Copy `len` bytes of an outlier slot, whose first word is a sequence count
- * (plugvm_latency.h), from guest memory: true when a copy was taken while no writer was
- * inside.
+ * (plugvm_latency.h), from guest memory: true when a copy was taken while the count was
+ * `want` throughout, i.e. the slot held the index asked for, written whole.
  */
 unsigned latency_copy_tries = LATENCY_COPY_TRIES;
 
-static bool copy_seq(void *dst, const void *src, size_t len)
+static bool copy_seq(void *dst, const void *src, size_t len, uint32_t want)
 {
 	const _Atomic uint32_t *seq = (const _Atomic uint32_t *)src;
 	unsigned i;
@@ -86,8 +86,10 @@ static bool copy_seq(void *dst, const void *src, size_t len)
 	for (i = 0; i < latency_copy_tries; i++) {
 		uint32_t a = atomic_load_explicit(seq, memory_order_acquire), b;
 
+		if (a != want && !(a & 1))
+			return false; /* not written yet, skipped, or a later lap's */
 		if (a & 1)
-			continue;
+			continue; /* being written */
 		memcpy(dst, src, len);
 		atomic_thread_fence(memory_order_acquire);
 		b = atomic_load_explicit(seq, memory_order_relaxed);
@@ -196,7 +198,8 @@ int latency_read(struct vm *vm, struct latency_snapshot *s)
 	for (i = n > PLUGVM_LATENCY_OUTLIERS ? n - PLUGVM_LATENCY_OUTLIERS : 0; i < n; i++) {
 		struct plugvm_latency_outlier *o = &s->outliers[s->nr_outliers];
 
-		if (!copy_seq(o, &a->outliers[i % PLUGVM_LATENCY_OUTLIERS], sizeof(*o)) ||
+		if (!copy_seq(o, &a->outliers[i % PLUGVM_LATENCY_OUTLIERS], sizeof(*o),
+			      PLUGVM_LATENCY_OUTLIER_SEQ(i)) ||
 		    o->cpu >= PLUGVM_LATENCY_MAX_CPUS) {
 			s->torn++;
 			continue;
