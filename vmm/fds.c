@@ -5,7 +5,12 @@
 
 #include <errno.h>
 #include <linux/close_range.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* close_range(2), or close() one by one up to the descriptor limit where it is missing. */
@@ -53,4 +58,59 @@ int fds_close_inherited(const int *keep, unsigned nr_keep)
 		lo = (unsigned)sorted[i] + 1;
 	}
 	return close_from_to(lo, ~0u);
+}
+
+/* Whether fd is an open, listening AF_UNIX stream socket. */
+static bool is_unix_listener(int fd)
+{
+	int val = 0;
+	socklen_t len = sizeof(val);
+	struct sockaddr_storage addr;
+	socklen_t alen = sizeof(addr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &val, &len) || !val)
+		return false;
+	len = sizeof(val);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &val, &len) || val != SOCK_STREAM)
+		return false;
+	return !getsockname(fd, (struct sockaddr *)&addr, &alen) && addr.ss_family == AF_UNIX;
+}
+
+int fds_manager_listener(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && argv[i]; i++) {
+		const char *w = argv[i];
+
+		/* Each word of the argument: the start, or just after a comma. */
+		for (; w; w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL) {
+			char *end;
+			long fd;
+
+			if (strncmp(w, "fd=", 3) || w[3] < '0' || w[3] > '9')
+				continue;
+			errno = 0;
+			fd = strtol(w + 3, &end, 10);
+			if (errno || (*end && *end != ',') || fd < 3 || fd > INT_MAX)
+				continue;
+			if (is_unix_listener((int)fd))
+				return (int)fd;
+		}
+	}
+	return -1;
+}
+
+bool fds_hand_off_failure(int listener, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = listener, .events = POLLIN };
+	int conn;
+
+	if (listener < 0 || poll(&pfd, 1, timeout_ms) != 1 || !(pfd.revents & POLLIN))
+		return false;
+	conn = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+	if (conn < 0)
+		return false;
+	close(conn);
+	return true;
 }

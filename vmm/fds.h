@@ -6,6 +6,8 @@
 #ifndef PLUGVM_VMM_FDS_H
 #define PLUGVM_VMM_FDS_H
 
+#include <stdbool.h>
+
 /* The most descriptors a command line may name to be kept open. */
 #define FDS_MAX_KEEP 64
 
@@ -19,5 +21,30 @@
  * or -EINVAL (nr_keep too large), or the -errno of a failed close_range().
  */
 int fds_close_inherited(const int *keep, unsigned nr_keep);
+
+/* How long a failed start waits for its manager's first connection (see below). */
+#define FDS_MANAGER_WAIT_MS 10000
+
+/*
+ * The listening socket a manager passed to be its monitor: the first `fd=N` among argv's
+ * words (comma-separated options included, as QEMU's `-chardev socket,...,fd=N` and plugvm's
+ * `--qmp fd=N`) that is an open, listening AF_UNIX stream socket. -1 if there is none.
+ * Reads only argv and the descriptors' socket options, so it holds on a half-parsed command
+ * line (test_fds.c: test_finds_the_managers_listener).
+ */
+int fds_manager_listener(int argc, char **argv);
+
+/*
+ * A start that failed before the VM served its monitor: wait up to timeout_ms for the
+ * manager's first connection on `listener`, then close it, so that the manager learns of the
+ * failure as its monitor's end of file (and reads the reason from the emulator's log)
+ * instead of a refused connection. libvirt 9.0 connects once to the socket it passed; a
+ * refusal is reported with the reason only if the exited process has already been reaped,
+ * and an orphan's reaping by init is asynchronous: without this wait virsh often says just
+ * "failed to connect to monitor socket: Connection refused" (test_fds.c:
+ * test_failed_start_hands_the_manager_an_eof; test_libvirt_plugvm.py:
+ * test_what_plugvm_cannot_run_is_refused_by_name). Returns whether a manager connected.
+ */
+bool fds_hand_off_failure(int listener, int timeout_ms);
 
 #endif

@@ -146,6 +146,17 @@ static int domain_files(struct vm_config *cfg)
 	return 0;
 }
 
+/*
+ * A start that failed: if the command line named a manager's listening monitor socket, the
+ * manager's first connection is accepted and closed before plugvm exits (fds.h,
+ * fds_hand_off_failure). Returns status.
+ */
+static int failed_start(int status, int argc, char **argv)
+{
+	fds_hand_off_failure(fds_manager_listener(argc, argv), FDS_MANAGER_WAIT_MS);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static const enum log_level levels[] = { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
@@ -170,7 +181,7 @@ int main(int argc, char **argv)
 	case CONFIG_ERROR:
 		log_error("%s", err);
 		config_free(&cfg);
-		return PLUGVM_EXIT_USAGE;
+		return failed_start(PLUGVM_EXIT_USAGE, argc, argv);
 	case CONFIG_RUN:
 		break;
 	}
@@ -185,19 +196,19 @@ int main(int argc, char **argv)
 		status = apply_domain(&cfg, argc, argv);
 	if (status) {
 		config_free(&cfg);
-		return status;
+		return failed_start(status, argc, argv);
 	}
 	log_set_level(levels[cfg.verbosity + 1]);
 	if (!cfg.machine_none && !cfg.kernel_path && !(cfg.kernel_path = default_kernel())) {
 		log_error("out of memory");
 		config_free(&cfg);
-		return PLUGVM_EXIT_SETUP;
+		return failed_start(PLUGVM_EXIT_SETUP, argc, argv);
 	}
 
 	status = cfg.domain_path ? domain_files(&cfg) : 0;
 	if (status) {
 		config_free(&cfg);
-		return status;
+		return failed_start(status, argc, argv);
 	}
 	/*
 	 * -daemonize: fork while this is the only thread, and before mlockall() (not inherited
@@ -221,19 +232,21 @@ int main(int argc, char **argv)
 	if (rt_tune_check(&cfg.rt, err, sizeof(err))) {
 		log_error("%s: %s", cfg.domain_path ? cfg.domain_path : "-overcommit", err);
 		config_free(&cfg);
-		return PLUGVM_EXIT_USAGE;
+		return failed_start(PLUGVM_EXIT_USAGE, argc, argv);
 	}
 	if (rt_tune_emulator(&cfg.rt)) {
 		config_free(&cfg);
-		return PLUGVM_EXIT_SETUP;
+		return failed_start(PLUGVM_EXIT_SETUP, argc, argv);
 	}
 	if (!cfg.machine_none && console_io_open(&cfg)) {
 		config_free(&cfg);
-		return PLUGVM_EXIT_SETUP;
+		return failed_start(PLUGVM_EXIT_SETUP, argc, argv);
 	}
 	status = machine_create(&vm, &cfg);
 	if (status == 0)
 		status = machine_run(&vm);
+	else
+		failed_start(status, argc, argv);
 	machine_destroy(&vm);
 	console_io_close(&cfg);
 	daemon_exit();

@@ -238,6 +238,40 @@ def test_plugvm_qmp_fd_serves_the_inherited_socket(tmp_path):
             p.wait()
 
 
+def test_a_refused_start_hands_its_manager_an_eof(tmp_path):
+    """A refused command line that names a listening monitor socket (as libvirt's fd=N):
+    plugvm-qemu prints the reason, then accepts the manager's connection and closes it, so
+    the manager reads an end of file and the reason from the log instead of a refused
+    connection whose reason it may never learn (libvirt reports the reason only once the
+    exited emulator is reaped; fds.h)."""
+    sock_path = str(tmp_path / "monitor.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(sock_path)
+    listener.listen(4)
+    fd = listener.fileno()
+    p = subprocess.Popen([PLUGVM_QEMU, "-kernel", GUEST, "-chardev",
+                          f"socket,id=charmonitor,fd={fd},server=on,wait=off", "-mon",
+                          "chardev=charmonitor,id=monitor,mode=control", "-blockdev",
+                          "driver=file,filename=/dev/null,node-name=f"], pass_fds=(fd,),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    listener.close()
+    try:
+        line = p.stderr.readline().decode()
+        assert "-blockdev" in line and "<disk>" in line, line
+        # The reason is out: the process has nothing left to do but hand the monitor over.
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.settimeout(BOOT_TIMEOUT)
+        c.connect(sock_path)
+        assert c.recv(1) == b""
+        c.close()
+        assert p.wait(timeout=BOOT_TIMEOUT) == 2
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 @pytest.mark.parametrize("append", [False, True])
 def test_file_console_appends_only_with_append_on(tmp_path, append):
     log = tmp_path / "serial.log"
