@@ -4,4 +4,3 @@
 UNIT_TESTS += test_domain_xml
 UNIT_test_domain_xml_SRCS := $(VMM_DOMAIN_SRCS) vmm/rt_tune.c $(VMM_CONFIG_SRCS) vmm/log.c
 UNIT_test_domain_xml_CFLAGS := $(shell pkg-config --cflags libxml-2.0)
-UNIT_test_domain_xml_LIBS := -lxml2

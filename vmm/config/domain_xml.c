@@ -18,8 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
+#include "xml_lib.h"
 
 /*
  * The file at `path` whole (malloc'd, NUL-terminated, its length in *len), at most
@@ -142,7 +141,7 @@ static void refuse_doctype(void *ctx, const xmlChar *name, const xmlChar *extern
 	(void)external_id;
 	(void)system_id;
 	*(bool *)ctxt->_private = true;
-	xmlStopParser(ctxt);
+	xml_lib.stop_parser(ctxt);
 }
 
 int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t errlen)
@@ -155,7 +154,9 @@ int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t e
 	char *buf;
 	int ret = 0;
 
-	LIBXML_TEST_VERSION;
+	ret = xml_lib_load(err, errlen);
+	if (ret)
+		return ret;
 	buf = read_document(path, &len, &ret, err, errlen);
 	if (!buf)
 		return ret;
@@ -164,7 +165,7 @@ int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t e
 		free(buf);
 		return ret;
 	}
-	ctxt = xmlNewParserCtxt();
+	ctxt = xml_lib.new_parser_ctxt();
 	if (!ctxt) {
 		free(buf);
 		return -ENOMEM;
@@ -176,7 +177,7 @@ int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t e
 	 * network, no DTD loading, no entity substitution, libxml2's own limits on names, text
 	 * and depth (never XML_PARSE_HUGE); errors come back, not on stderr.
 	 */
-	doc = xmlCtxtReadMemory(ctxt, buf, (int)len, path, "UTF-8",
+	doc = xml_lib.ctxt_read_memory(ctxt, buf, (int)len, path, "UTF-8",
 				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
 				    XML_PARSE_IGNORE_ENC);
 	free(buf);
@@ -184,26 +185,26 @@ int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t e
 		config_set_err(
 		    err, errlen,
 		    "%s: <!DOCTYPE>: refused (plugvm reads no DTD and expands no entities)", path);
-		xmlFreeDoc(doc);
-		xmlFreeParserCtxt(ctxt);
+		xml_lib.free_doc(doc);
+		xml_lib.free_parser_ctxt(ctxt);
 		return -EINVAL;
 	}
 	if (!doc) {
-		const xmlError *e = xmlCtxtGetLastError(ctxt);
+		const xmlError *e = xml_lib.ctxt_get_last_error(ctxt);
 		const char *msg = e && e->message ? e->message : "unreadable";
 
 		config_set_err(err, errlen, "%s:%d: malformed XML: %.*s", path, e ? e->line : 0,
 			       (int)strcspn(msg, "\n"), msg);
-		xmlFreeParserCtxt(ctxt);
+		xml_lib.free_parser_ctxt(ctxt);
 		return -EINVAL;
 	}
-	if (!xmlDocGetRootElement(doc))
+	if (!xml_lib.doc_get_root_element(doc))
 		ret = domain_xml_fail(&r, "%s: an empty document", path);
 	else
-		ret = domain_xml_read_domain(&r, xmlDocGetRootElement(doc));
+		ret = domain_xml_read_domain(&r, xml_lib.doc_get_root_element(doc));
 	if (ret == -ENOMEM)
 		config_set_err(err, errlen, "%s: out of memory", path);
-	xmlFreeDoc(doc);
-	xmlFreeParserCtxt(ctxt);
+	xml_lib.free_doc(doc);
+	xml_lib.free_parser_ctxt(ctxt);
 	return ret;
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/tree.h>
+#include "xml_lib.h"
 
 #include "../log.h"
 #include "plugvm_abi.h"
@@ -61,8 +61,8 @@ int domain_xml_read_vcpus(struct domain_xml_reader *r, const xmlNode *vcpus)
 		else if (seen[id])
 			ret =
 			    domain_xml_fail(r, "%s: <vcpus>: vCPU %llu listed twice", r->path, id);
-		xmlFree(id_s);
-		xmlFree(order_s);
+		xml_free(id_s);
+		xml_free(order_s);
 		if (ret || (ret = domain_xml_yes_no(r, n, "enabled", false, &enabled)) ||
 		    (ret = domain_xml_yes_no(r, n, "hotpluggable", true, &hotpluggable)))
 			goto out;
@@ -131,7 +131,7 @@ int domain_xml_read_cpu(struct domain_xml_reader *r, const xmlNode *cpu)
 		log_warn("%s: <cpu mode='%s'>: taken as host-passthrough (plugvm passes the "
 			 "host's CPUID through)",
 			 r->path, mode);
-	xmlFree(mode);
+	xml_free(mode);
 	for (n = cpu->children; n; n = n->next) {
 		unsigned long long v[4] = { 1, 1, 1, 1 };
 		unsigned i;
@@ -147,7 +147,7 @@ int domain_xml_read_cpu(struct domain_xml_reader *r, const xmlNode *cpu)
 			char *s = attr(n, names[i]);
 			int bad = s && (parse_uint(s, PLUGVM_MAX_CPUS, &v[i]) || !v[i]);
 
-			xmlFree(s);
+			xml_free(s);
 			if (bad)
 				return domain_xml_fail(
 				    r, "%s: <topology %s=...>: not a count in 1..%d", r->path,
@@ -219,9 +219,9 @@ static int read_vcpusched(struct domain_xml_reader *r, const xmlNode *n)
 			rt->vcpus[i].policy = policy;
 			rt->vcpus[i].priority = (int)p;
 		}
-	xmlFree(vcpus);
-	xmlFree(sched);
-	xmlFree(prio);
+	xml_free(vcpus);
+	xml_free(sched);
+	xml_free(prio);
 	return ret;
 }
 
@@ -263,8 +263,8 @@ int domain_xml_read_cputune(struct domain_xml_reader *r, const xmlNode *cputune)
 				    r->path, cpuset ? cpuset : "");
 			else
 				rt->vcpus[id].pinned = true;
-			xmlFree(vcpu);
-			xmlFree(cpuset);
+			xml_free(vcpu);
+			xml_free(cpuset);
 		} else if (is(n, "emulatorpin")) {
 			char *cpuset = attr(n, "cpuset");
 
@@ -274,7 +274,7 @@ int domain_xml_read_cputune(struct domain_xml_reader *r, const xmlNode *cputune)
 				    cpuset ? cpuset : "");
 			else
 				rt->emulator_pinned = true;
-			xmlFree(cpuset);
+			xml_free(cpuset);
 		} else if (is(n, "vcpusched")) {
 			ret = read_vcpusched(r, n);
 		} else {

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/tree.h>
+#include "xml_lib.h"
 
 #include "../log.h"
 #include "plugvm_abi.h"
@@ -38,7 +38,7 @@ __attribute__((format(printf, 2, 3))) int domain_xml_fail(struct domain_xml_read
 /* The element's text with surrounding blanks trimmed, malloc'd; NULL only without memory. */
 char *domain_xml_text(const xmlNode *n)
 {
-	xmlChar *c = xmlNodeGetContent(n);
+	xmlChar *c = xml_lib.node_get_content(n);
 	const char *s = c ? (const char *)c : "";
 	size_t len;
 	char *out;
@@ -50,7 +50,7 @@ char *domain_xml_text(const xmlNode *n)
 		       s[len - 1] == '\r'))
 		len--;
 	out = strndup(s, len);
-	xmlFree(c);
+	xml_free(c);
 	return out;
 }
 
@@ -111,7 +111,7 @@ static int read_memory(struct domain_xml_reader *r, const xmlNode *n, unsigned l
 		ret = domain_xml_fail(r, "%s: <%s>: %llu bytes is outside %lluM..%lluG", r->path,
 				      n->name, *bytes, CONFIG_MIN_MEM_BYTES >> 20,
 				      CONFIG_MAX_MEM_BYTES >> 30);
-	xmlFree(unit);
+	xml_free(unit);
 	free(v);
 	return ret;
 }
@@ -157,9 +157,9 @@ static int read_vcpu(struct domain_xml_reader *r, const xmlNode *n)
 	r->cfg->max_cpus = (unsigned)max;
 	r->cfg->topo = (struct smp_topology){ 1, 1, (unsigned)max, 1 };
 out:
-	xmlFree(placement);
-	xmlFree(current);
-	xmlFree(cpuset);
+	xml_free(placement);
+	xml_free(current);
+	xml_free(cpuset);
 	free(v);
 	return ret;
 }
@@ -178,7 +178,7 @@ int domain_xml_yes_no(struct domain_xml_reader *r, const xmlNode *n, const char 
 	else if (v)
 		ret = domain_xml_fail(r, "%s: <%s %s='%s'>: not yes or no", r->path, n->name, name,
 				      v);
-	xmlFree(v);
+	xml_free(v);
 	return ret;
 }
 
@@ -260,8 +260,8 @@ static int read_os(struct domain_xml_reader *r, const xmlNode *os)
 					 "(pc-i440fx-*) or q35 (pc-q35-*): taken as pc",
 					 r->path, machine);
 			}
-			xmlFree(arch);
-			xmlFree(machine);
+			xml_free(arch);
+			xml_free(machine);
 			free(t);
 			if (ret)
 				return ret;
@@ -350,8 +350,8 @@ static int read_console(struct domain_xml_reader *r, const xmlNode *n)
 		    "stdio, type='stdio', or a file, type='file')",
 		    r->path, n->name, type);
 	}
-	xmlFree(type);
-	xmlFree(path);
+	xml_free(type);
+	xml_free(path);
 	return ret;
 }
 
@@ -382,8 +382,8 @@ static bool is_root_bus(const xmlNode *n)
 	bool root = type && model && !strcmp(type, "pci") &&
 		    (!strcmp(model, "pci-root") || !strcmp(model, "pcie-root"));
 
-	xmlFree(type);
-	xmlFree(model);
+	xml_free(type);
+	xml_free(model);
 	return root;
 }
 
@@ -400,7 +400,7 @@ static void ignore_device(struct domain_xml_reader *r, const xmlNode *n, size_t 
 	else if (!none)
 		log_warn("%s: <devices><%s>: ignored (%s)", r->path, n->name,
 			 devices_ignored[i].why);
-	xmlFree(v);
+	xml_free(v);
 }
 
 static int read_devices(struct domain_xml_reader *r, const xmlNode *devices)
@@ -517,7 +517,7 @@ static int read_metadata(struct domain_xml_reader *r, const xmlNode *metadata)
 				    "plugvm:chaos)",
 				    r->path, n->name);
 			}
-			xmlFree(v);
+			xml_free(v);
 			if (ret)
 				return ret == -ENOMEM ? ret : -EINVAL;
 		}
@@ -540,7 +540,7 @@ int domain_xml_read_domain(struct domain_xml_reader *r, const xmlNode *root)
 	if (!type || strcmp(type, "kvm"))
 		ret = domain_xml_fail(r, "%s: <domain type='%s'>: plugvm runs type='kvm' domains",
 				      r->path, type ? type : "");
-	xmlFree(type);
+	xml_free(type);
 	if (ret)
 		return ret;
 	for (n = root->children; n && !ret; n = n->next) {

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <libxml/tree.h>
+#include "xml_lib.h"
 
 #include "config.h"
 
@@ -37,7 +37,7 @@ static inline bool is(const xmlNode *n, const char *name)
 /* An attribute's value (the caller frees it with xmlFree), or NULL. */
 static inline char *attr(const xmlNode *n, const char *name)
 {
-	return (char *)xmlGetProp(n, (const xmlChar *)name);
+	return (char *)xml_lib.get_prop(n, (const xmlChar *)name);
 }
 
 /* The element's text with surrounding blanks trimmed, malloc'd; NULL only without memory. */
