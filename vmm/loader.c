@@ -84,6 +84,56 @@ static int scan_notes(const uint8_t *p, uint64_t size, uint64_t align, uint32_t 
 	return 0;
 }
 
+/*
+ * Zero `len` bytes at p, writing only the 4 KiB chunks that are not zero already: fresh
+ * guest RAM reads as zero without becoming resident, and writing its zeros would make the
+ * whole bss resident (1.3 MB of guest.elf's) before the guest touched any of it. A reset's
+ * dirty bss is written as before (test_loader.c: test_bss_of_fresh_ram_stays_unbacked,
+ * load_and_check()).
+ */
+static void zero_fill(uint8_t *p, uint64_t len)
+{
+	while (len) {
+		uint64_t n = 4096 - ((uintptr_t)p & 4095);
+
+		if (n > len)
+			n = len;
+		if (p[0] || (n > 1 && memcmp(p, p + 1, n - 1)))
+			memset(p, 0, n);
+		p += n;
+		len -= n;
+	}
+}
+
+size_t loader_elf_kept_len(const uint8_t *img, size_t len)
+{
+	uint64_t end = sizeof(Elf64_Ehdr);
+	Elf64_Ehdr eh;
+	int i;
+
+	if (len < sizeof(eh))
+		return len;
+	memcpy(&eh, img, sizeof(eh));
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    !in_file(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), len))
+		return len;
+	end = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > end
+		      ? eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)
+		      : end;
+	for (i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, img + eh.e_phoff + (uint64_t)i * sizeof(ph), sizeof(ph));
+		if (ph.p_type != PT_NOTE && ph.p_type != PT_LOAD)
+			continue;
+		if (!in_file(ph.p_offset, ph.p_filesz, len))
+			return len;
+		if (ph.p_offset + ph.p_filesz > end)
+			end = ph.p_offset + ph.p_filesz;
+	}
+	return (size_t)end;
+}
+
 int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct loaded_kernel *out,
 		    char *err, size_t errlen)
 {
@@ -161,7 +211,7 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 			}
 			dst = mem_gpa_ptr(m, ph.p_paddr, ph.p_memsz);
 			memcpy(dst, img + ph.p_offset, ph.p_filesz);
-			memset(dst + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
+			zero_fill(dst + ph.p_filesz, ph.p_memsz - ph.p_filesz);
 		}
 		if (pass == 0 && !have_entry)
 			return fail(err, errlen, -ENOEXEC,

@@ -29,6 +29,16 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 		    char *err, size_t errlen);
 
 /*
+ * How much of an image loader_load_elf() accepted it reads: the bytes up to the end of the
+ * last of the ELF header, the program header table and the PT_NOTE and PT_LOAD contents.
+ * Loading that prefix puts the same bytes in guest RAM with the same entry; the rest
+ * (section headers, symbols, debug information: most of a kernel built with -g) is never
+ * read, so the image kept for a reset need not hold it (test_loader.c:
+ * test_kept_prefix_loads_the_same).
+ */
+size_t loader_elf_kept_len(const uint8_t *img, size_t len);
+
+/*
  * Read the regular file `path` (at most LOADER_MAX_FILE_BYTES and `max` bytes) into *img
  * (malloc'd; the caller frees it), its size in *len. Never blocks in open(): a FIFO, a device
  * or a directory is -EINVAL "not a regular file" (test_errors.py:

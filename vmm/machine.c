@@ -71,6 +71,20 @@ static int load_guest(struct vm *vm)
 		log_error("%s", err);
 		return PLUGVM_EXIT_USAGE;
 	}
+	/*
+	 * A reset loads the image again: keep only the prefix the loader reads (loader.h),
+	 * not the symbols and debug information after it (1.1 of guest.elf's 1.4 MB, resident
+	 * for the VM's life otherwise).
+	 */
+	if (first) {
+		size_t keep = loader_elf_kept_len(vm->kernel_img, vm->kernel_len);
+		uint8_t *img = keep < vm->kernel_len ? realloc(vm->kernel_img, keep) : NULL;
+
+		if (img) {
+			vm->kernel_img = img;
+			vm->kernel_len = keep;
+		}
+	}
 	vm->entry = k.entry;
 	acpi = mem_gpa_ptr(&vm->mem, LAYOUT_ACPI_BASE, LAYOUT_ACPI_SIZE);
 	rsdp = acpi ? acpi_build(acpi, LAYOUT_ACPI_SIZE, LAYOUT_ACPI_BASE, &acfg) : 0;

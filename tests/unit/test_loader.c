@@ -7,6 +7,9 @@
  */
 #include "tests/unit/unit.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -229,6 +232,79 @@ static void test_good_images(void **state)
 		phdr(&im, PH_NOTE)->p_align = forms[i].align;
 		load_and_check(&im);
 	}
+}
+
+/* The prefix loader_elf_kept_len() names loads exactly as the whole file did. */
+static void test_kept_prefix_loads_the_same(void **state)
+{
+	struct image im;
+	size_t kept;
+
+	(void)state;
+	build(&im, 4, 4);
+	/* What ld puts after the segments: section headers, symbols. */
+	memset(im.buf + im.len, 0xee, 0x100);
+	im.len += 0x100;
+	ehdr(&im)->e_shoff = im.len - 0x80;
+	kept = loader_elf_kept_len(im.buf, im.len);
+	assert_int_equal(kept, 0x800 + DATA_FILESZ);
+	im.len = kept;
+	load_and_check(&im);
+	/* A malformed image is kept whole: its load fails anyway, with the reason. */
+	ehdr(&im)->e_phoff = im.len;
+	assert_int_equal(loader_elf_kept_len(im.buf, im.len), im.len);
+	assert_int_equal(loader_elf_kept_len(im.buf, 10), 10);
+}
+
+/* The "Anonymous:" kB of the mapping holding p (/proc/self/smaps): pages written, not
+ * those that only read as zero (the shared zero page). */
+static long anon_kb(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	long kb = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			continue;
+		}
+		if (in && sscanf(line, "Anonymous: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/*
+ * A first load into fresh guest RAM leaves the bss pages it need not write unbacked (they
+ * read as zero); a reload over dirty ones zeroes them (load_and_check()).
+ */
+static void test_bss_of_fresh_ram_stays_unbacked(void **state)
+{
+	struct loaded_kernel k = { 0 };
+	struct guest_mem fresh;
+	char err[ERRLEN] = "";
+	struct image im;
+	long before;
+
+	(void)state;
+	build(&im, 4, 4);
+	assert_int_equal(mem_init(&fresh, GUEST_MEM), 0);
+	before = anon_kb(mem_gpa_ptr(&fresh, 0, 1));
+	assert_int_equal(loader_load_elf(&fresh, im.buf, im.len, &k, err, sizeof(err)), 0);
+	/* The text page and the data page; not the two pages of bss. (The mapping may have
+	 * merged with another: the difference counts.) */
+	assert_int_equal(anon_kb(mem_gpa_ptr(&fresh, 0, 1)) - before, 8);
+	assert_int_equal(*(uint8_t *)mem_gpa_ptr(&fresh, DATA_PA + 0x2fff, 1), 0);
+	memset(mem_gpa_ptr(&fresh, DATA_PA + 0x2000, 0x1000), FILL, 0x1000);
+	assert_int_equal(loader_load_elf(&fresh, im.buf, im.len, &k, err, sizeof(err)), 0);
+	assert_int_equal(*(uint8_t *)mem_gpa_ptr(&fresh, DATA_PA + 0x2800, 1), 0);
+	mem_destroy(&fresh);
 }
 
 static void test_good_variants(void **state)
@@ -696,6 +772,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good_images),  cmocka_unit_test(test_good_variants),
+		cmocka_unit_test(test_kept_prefix_loads_the_same),
+		cmocka_unit_test(test_bss_of_fresh_ram_stays_unbacked),
 		cmocka_unit_test(test_bad_headers),  cmocka_unit_test(test_bad_phdr_table),
 		cmocka_unit_test(test_bad_segments), cmocka_unit_test(test_bad_notes),
 		cmocka_unit_test(test_bad_entry),    cmocka_unit_test(test_file_good),
