@@ -105,6 +105,7 @@ static int apply_domain(struct vm_config *cfg, int argc, char **argv)
 
 	config_defaults(&doc);
 	ret = domain_xml_load(&doc, cfg->domain_path, err, sizeof(err));
+	domain_xml_done(); /* the document is read: no libxml2 in the running VM */
 	if (!ret && config_apply_args(&doc, argc, argv, err, sizeof(err)) != CONFIG_RUN)
 		ret = -EINVAL;
 	config_free(cfg);

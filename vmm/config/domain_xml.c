@@ -208,3 +208,8 @@ int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t e
 	xml_lib.free_parser_ctxt(ctxt);
 	return ret;
 }
+
+void domain_xml_done(void)
+{
+	xml_lib_unload();
+}

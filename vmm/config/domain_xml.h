@@ -47,9 +47,13 @@
  * -EINVAL (malformed XML, a DOCTYPE, too large, wrong root, an unsupported element or a bad
  * value, a string over its bound), -ENOENT/-EACCES (unreadable file) or
  * -ENOMEM, with `err` holding one line naming the file and the element. Main thread (libxml2
- * is initialised here); cfg's strings are the caller's to free with config_free() either way.
+ * is loaded with dlopen() and initialised here, xml_lib.h); cfg's strings are the caller's to
+ * free with config_free() either way.
  */
 int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t errlen);
+
+/* No more documents will be read: libxml2 is unloaded (xml_lib_unload()). */
+void domain_xml_done(void);
 
 /*
  * Parse a libvirt memory size: `value` in `unit` (NULL: KiB; b/bytes, KB/K/KiB, MB/M/MiB,

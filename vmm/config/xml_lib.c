@@ -4,12 +4,12 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "config.h"
 
 struct xml_lib xml_lib;
+static void *handle; /* dlopen()'s, while loaded */
 
 int xml_lib_load(char *err, size_t errlen)
 {
@@ -28,13 +28,13 @@ int xml_lib_load(char *err, size_t errlen)
 		{ "xmlNodeGetContent", offsetof(struct xml_lib, node_get_content) },
 		{ "xmlGetProp", offsetof(struct xml_lib, get_prop) },
 		{ "xmlMemGet", offsetof(struct xml_lib, mem_get) },
+		{ "xmlCleanupParser", offsetof(struct xml_lib, cleanup_parser) },
 	};
-	static bool loaded;
 	struct xml_lib l;
 	void *h;
 	size_t i;
 
-	if (loaded)
+	if (handle)
 		return 0;
 	h = dlopen("libxml2.so.2", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
@@ -61,6 +61,16 @@ int xml_lib_load(char *err, size_t errlen)
 		return -ENOENT;
 	}
 	xml_lib = l;
-	loaded = true;
+	handle = h;
 	return 0;
+}
+
+void xml_lib_unload(void)
+{
+	if (!handle)
+		return;
+	xml_lib.cleanup_parser();
+	dlclose(handle);
+	handle = NULL;
+	memset(&xml_lib, 0, sizeof(xml_lib));
 }

@@ -28,6 +28,7 @@ struct xml_lib {
 	xmlChar *(*get_prop)(const xmlNode *node, const xmlChar *name);
 	int (*mem_get)(xmlFreeFunc *free_fn, xmlMallocFunc *malloc_fn,
 		       xmlReallocFunc *realloc_fn, xmlStrdupFunc *strdup_fn);
+	void (*cleanup_parser)(void);
 	xmlFreeFunc free_fn; /* libxml2's xmlFree, from xmlMemGet() */
 };
 
@@ -39,6 +40,14 @@ extern struct xml_lib xml_lib;
  * through it).
  */
 int xml_lib_load(char *err, size_t errlen);
+
+/*
+ * Done with libxml2 for the life of the process (main(), once the document is read):
+ * libxml2's global state freed (xmlCleanupParser) and the library closed, so that the VM
+ * does not keep it and what it brought (ICU, libstdc++) mapped (bench/memory/run,
+ * plugvm-domain). A later xml_lib_load() loads it again.
+ */
+void xml_lib_unload(void);
 
 /* libxml2's xmlFree(p), for what its calls returned; NULL is fine. */
 static inline void xml_free(void *p)
