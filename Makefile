@@ -363,7 +363,8 @@ check-san-all: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
 	$(Q)ln -sf ../guest.elf build/san/guest.elf
 	$(Q)PLUGVM_BIN=$(CURDIR)/build/san/plugvm $(PYTEST) -q tests/integration \
-		-k "not qemu and not test_sandbox and not test_jail and not test_domain" $(PYTEST_ARGS)
+		-k "not qemu and not test_sandbox and not test_jail and not test_domain and not test_memory" \
+		$(PYTEST_ARGS)
 
 # The VMM under ThreadSanitizer running the hotplug (but the long churn) and QMP integration
 # tests, libvirt's included (~2 min): a data race ends plugvm with status 66, which fails the
