@@ -118,8 +118,8 @@ size_t loader_elf_kept_len(const uint8_t *img, size_t len)
 	    !in_file(eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr), len))
 		return len;
 	end = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > end
-		      ? eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)
-		      : end;
+		  ? eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)
+		  : end;
 	for (i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 

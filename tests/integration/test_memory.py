@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The VMM's resident memory (issue 27): an idle 2-vCPU VM stays within 5 MiB of RSS, and
+"""The VMM's resident memory: an idle 2-vCPU VM stays within 5 MiB of RSS, and
 libxml2 (with what it brings: ICU, zlib, liblzma) is mapped only while a domain document is
 read, never in a running VM. bench/memory/run measures the same with its breakdown."""
 import os

@@ -114,8 +114,9 @@ static void test_finds_the_managers_listener(void **state)
 	{
 		/* QEMU's grammar: a pipe (-add-fd), a connected socket and a malformed word are
 		 * not the manager's listener; the chardev's fd= is, wherever the parse stopped. */
-		char *qemu[] = { "plugvm-qemu", "-add-fd", add_fd, "-chardev", pair, "-x", bad,
-				 "-blockdev", "driver=file", "-chardev", chardev, NULL };
+		char *qemu[] = { "plugvm-qemu", "-add-fd",  add_fd,  "-chardev",
+				 pair,		"-x",	    bad,     "-blockdev",
+				 "driver=file", "-chardev", chardev, NULL };
 		char *native[] = { "plugvm", "--qmp", qmp, NULL };
 		char *none[] = { "plugvm", "-add-fd", add_fd, "-chardev", pair, bad, NULL };
 

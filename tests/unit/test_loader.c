@@ -771,13 +771,18 @@ static int teardown_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good_images),  cmocka_unit_test(test_good_variants),
+		cmocka_unit_test(test_good_images),
+		cmocka_unit_test(test_good_variants),
 		cmocka_unit_test(test_kept_prefix_loads_the_same),
 		cmocka_unit_test(test_bss_of_fresh_ram_stays_unbacked),
-		cmocka_unit_test(test_bad_headers),  cmocka_unit_test(test_bad_phdr_table),
-		cmocka_unit_test(test_bad_segments), cmocka_unit_test(test_bad_notes),
-		cmocka_unit_test(test_bad_entry),    cmocka_unit_test(test_file_good),
-		cmocka_unit_test(test_file_errors),  cmocka_unit_test(test_file_unreadable),
+		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_bad_phdr_table),
+		cmocka_unit_test(test_bad_segments),
+		cmocka_unit_test(test_bad_notes),
+		cmocka_unit_test(test_bad_entry),
+		cmocka_unit_test(test_file_good),
+		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_file_unreadable),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown_files);

@@ -178,8 +178,8 @@ int domain_xml_load(struct vm_config *cfg, const char *path, char *err, size_t e
 	 * and depth (never XML_PARSE_HUGE); errors come back, not on stderr.
 	 */
 	doc = xml_lib.ctxt_read_memory(ctxt, buf, (int)len, path, "UTF-8",
-				XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-				    XML_PARSE_IGNORE_ENC);
+				       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+					   XML_PARSE_IGNORE_ENC);
 	free(buf);
 	if (saw_doctype) {
 		config_set_err(

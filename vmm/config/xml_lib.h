@@ -26,8 +26,8 @@ struct xml_lib {
 	void (*stop_parser)(xmlParserCtxtPtr ctxt);
 	xmlChar *(*node_get_content)(const xmlNode *cur);
 	xmlChar *(*get_prop)(const xmlNode *node, const xmlChar *name);
-	int (*mem_get)(xmlFreeFunc *free_fn, xmlMallocFunc *malloc_fn,
-		       xmlReallocFunc *realloc_fn, xmlStrdupFunc *strdup_fn);
+	int (*mem_get)(xmlFreeFunc *free_fn, xmlMallocFunc *malloc_fn, xmlReallocFunc *realloc_fn,
+		       xmlStrdupFunc *strdup_fn);
 	void (*cleanup_parser)(void);
 	xmlFreeFunc free_fn; /* libxml2's xmlFree, from xmlMemGet() */
 };
