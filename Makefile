@@ -47,7 +47,7 @@ VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c jail.c vm.c log.c kvm.c mem.c
 	vcpu_crash.c) $(VMM_CONFIG_SRCS) $(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_layout.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c reset_control.c acpi_pm.c \
-	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c latency.c virtio_mmio.c \
+	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c hotplug_pv.c latency.c virtio_mmio.c \
 	virtio_console.c)
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
 VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \

@@ -27,7 +27,7 @@
 
 /* ABI version: major in the high 16 bits, minor in the low 16 bits. */
 #define PLUGVM_ABI_MAJOR   1
-#define PLUGVM_ABI_MINOR   1
+#define PLUGVM_ABI_MINOR   2
 #define PLUGVM_ABI_VERSION ((PLUGVM_ABI_MAJOR << 16) | PLUGVM_ABI_MINOR)
 
 /* CPUID leaves. */

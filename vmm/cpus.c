@@ -20,6 +20,7 @@
 #include "devices/acpi_cpu_hotplug.h"
 #include "devices/acpi_pm.h"
 #include "devices/direct_start.h"
+#include "devices/hotplug_pv.h"
 #include "devices/hotplug_report.h"
 #include "exitcode.h"
 #include "log.h"
@@ -91,6 +92,23 @@ static void raise_gpe(void *opaque)
 	struct cpus *c = opaque;
 
 	acpi_pm_raise_gpe(c->vm, c->block_gpe_bit);
+}
+
+/* The block's event once the guest listens through the paravirt port: its notification. */
+static void notify_pv(void *opaque)
+{
+	struct cpus *c = opaque;
+
+	hotplug_pv_notify(&c->pv_port);
+}
+
+static void send_msi(void *opaque, uint32_t vector, uint32_t dest)
+{
+	struct cpus *c = opaque;
+	int ret = kvm_signal_msi(&c->vm->kvm, dest, vector);
+
+	if (ret)
+		log_error("cpu-hotplug: KVM_SIGNAL_MSI: %s", strerror(-ret));
 }
 
 static void on_eject(void *opaque, unsigned slot)
@@ -175,12 +193,13 @@ static int on_direct_start(void *opaque, unsigned slot, const struct long_mode_s
 
 int cpus_create(struct vm *vm)
 {
-	const struct acpi_cpu_hotplug_ops block_ops = { .raise_gpe = raise_gpe,
-							.eject = on_eject,
-							.ost = on_ost };
+	const struct acpi_cpu_hotplug_ops block_ops = {
+		.raise_gpe = raise_gpe, .eject = on_eject, .ost = on_ost, .notify_pv = notify_pv
+	};
 	struct acpi_cpu_hotplug_ops bo = block_ops;
 	struct direct_start_ops so = { .running = on_running, .start = on_direct_start };
 	struct hotplug_report_ops ro = { .report = on_report };
+	struct hotplug_pv_ops po = { .notify = send_msi, .report = on_report };
 	const struct acpi_layout *l = acpi_layout_of(vm->cfg->machine);
 	struct cpus *c;
 	unsigned i;
@@ -222,7 +241,7 @@ int cpus_create(struct vm *vm)
 		ret = -errno;
 		goto fail;
 	}
-	bo.opaque = so.opaque = ro.opaque = c;
+	bo.opaque = so.opaque = ro.opaque = po.opaque = c;
 	ret = acpi_cpu_hotplug_init(&c->block, c->nr, vm->cfg->nr_cpus, &bo);
 	if (!ret)
 		ret = acpi_cpu_hotplug_attach(&c->block, &vm->pio, l->cpuhp_base);
@@ -230,6 +249,8 @@ int cpus_create(struct vm *vm)
 		ret = hotplug_report_init(&c->report_port, vm, &ro);
 	if (!ret)
 		ret = direct_start_init(&c->start_port, vm, &so);
+	if (!ret)
+		ret = hotplug_pv_init(&c->pv_port, vm, &c->block, &po);
 	if (ret)
 		goto fail;
 	return 0;
@@ -385,6 +406,7 @@ int cpus_reset(struct cpus *c)
 		emit(c, &e);
 		set_id(c, s, NULL);
 	}
+	hotplug_pv_reset(&c->pv_port);
 	acpi_cpu_hotplug_reset(&c->block, nr_boot);
 	for (i = 0; i < nr_boot; i++) {
 		struct cpu_slot *s = &c->slots[i];

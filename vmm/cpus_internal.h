@@ -15,6 +15,7 @@
 #include "cpus.h"
 #include "devices/acpi_cpu_hotplug.h"
 #include "devices/direct_start.h"
+#include "devices/hotplug_pv.h"
 #include "devices/hotplug_report.h"
 #include "vcpu.h"
 
@@ -60,6 +61,7 @@ struct cpus {
 	unsigned block_gpe_bit; /* the block's event in GPE0: the layout's cpuhp_gpe_bit */
 	struct direct_start start_port;
 	struct hotplug_report report_port;
+	struct hotplug_pv pv_port; /* the paravirt front end over `block` */
 	int wake_fd; /* eventfd: work for cpus_process() */
 	void (*event_fn)(void *opaque, const struct cpus_event *e);
 	void *event_opaque;

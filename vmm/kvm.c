@@ -222,6 +222,17 @@ int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
 	return kvm_irq_line_now(k, gsi, level);
 }
 
+int kvm_signal_msi(struct kvm *k, uint32_t dest, uint32_t vector)
+{
+	/* Address: 0xfee, destination ID in bits 19:12; data: the vector (delivery fixed). */
+	struct kvm_msi msi = { .address_lo = 0xfee00000u | (dest & 0xff) << 12,
+			       .data = vector & 0xff };
+
+	if (ioctl(k->vm_fd, KVM_SIGNAL_MSI, &msi) < 0)
+		return -errno;
+	return 0;
+}
+
 void kvm_close(struct kvm *k)
 {
 	if (k->vm_fd >= 0)

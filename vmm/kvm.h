@@ -60,6 +60,12 @@ int kvm_irqchip_reset(struct kvm *k);
 
 int kvm_irq_line(struct kvm *k, uint32_t gsi, int level);
 
+/*
+ * A fixed, edge-triggered, physical-destination MSI with `vector` to the LAPIC with APIC ID
+ * `dest` (below 256), through the in-kernel irqchip. Returns 0 or -errno.
+ */
+int kvm_signal_msi(struct kvm *k, uint32_t dest, uint32_t vector);
+
 /* kvm_irq_line() now, bypassing --chaos: chaos.c's injection. Returns 0 or -errno. */
 int kvm_irq_line_now(void *kvm, uint32_t gsi, int level);
 

@@ -37,6 +37,7 @@
 #include "loader.h"
 #include "log.h"
 #include "plugvm_abi.h"
+#include "plugvm_hotplug.h"
 #include "runas.h"
 #include "sandbox.h"
 #include "vcpu.h"
@@ -163,8 +164,8 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	vm->cpuid.max_cpus = cfg->max_cpus;
 	vm->cpuid.tsc_deadline = vm->kvm.tsc_deadline;
 	vm->cpuid.no_arch_caps = cfg->cpu_no_arch_caps;
-	vm->cpuid.features =
-	    PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START | PLUGVM_FEATURE_LATENCY;
+	vm->cpuid.features = PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START |
+			     PLUGVM_FEATURE_LATENCY | PLUGVM_FEATURE_HOTPLUG_PV;
 	if (!cfg->virtio_disabled)
 		vm->cpuid.features |= PLUGVM_FEATURE_VIRTIO;
 

@@ -146,6 +146,7 @@ static const struct {
 } ioctl_rules[] = {
 	{ KVM_RUN, V },
 	{ KVM_IRQ_LINE, M | V | I },
+	{ KVM_SIGNAL_MSI, M }, /* the paravirt hotplug notification: device_add/_del */
 	{ KVM_GET_REGS, M | V },
 	{ KVM_SET_REGS, M | V },
 	{ KVM_GET_SREGS, M | V },

@@ -28,7 +28,8 @@ FUZZ_fuzz_qmp_libvirt_SRCS := vmm/control/control_libvirt.c vmm/control/control_
 FUZZ_fuzz_qmp_libvirt_LIBS := -ljson-c
 FUZZ_fuzz_virtio_SRCS := vmm/devices/virtio_mmio.c vmm/control/agent_frame.c vmm/mem.c vmm/log.c
 FUZZ_fuzz_hotplug_SRCS := vmm/devices/acpi_cpu_hotplug.c vmm/devices/direct_start.c \
-	vmm/devices/hotplug_report.c vmm/devices/pv_port.c vmm/bus.c vmm/mem.c vmm/log.c
+	vmm/devices/hotplug_report.c vmm/devices/hotplug_pv.c vmm/devices/pv_port.c vmm/bus.c \
+	vmm/mem.c vmm/log.c
 FUZZ_fuzz_agent_SRCS := $(VMM_AGENT_SRCS) $(VMM_QMP_SRCS) vmm/log.c
 FUZZ_fuzz_agent_LIBS := -ljson-c
 FUZZ_fuzz_latency_SRCS := vmm/devices/latency.c vmm/devices/pv_port.c vmm/bus.c vmm/mem.c vmm/log.c

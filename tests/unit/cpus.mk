@@ -6,6 +6,7 @@ UNIT_TESTS += test_cpus
 UNIT_test_cpus_SRCS := vmm/cpus.c vmm/cpus_query.c vmm/vcpu.c vmm/vcpu_crash.c vmm/x86/regs.c \
 	vmm/x86/cpuid.c vmm/x86/acpi_layout.c \
 	vmm/devices/acpi_cpu_hotplug.c vmm/devices/pv_port.c vmm/devices/direct_start.c vmm/devices/hotplug_report.c \
+	vmm/devices/hotplug_pv.c \
 	vmm/bus.c vmm/mem.c vmm/log.c vmm/rt_tune.c vmm/sandbox.c $(UNIT_VMM_STUBS)
 UNIT_test_cpus_LIBS := -Wl,--wrap=ioctl,--wrap=mmap,--wrap=pthread_kill,--wrap=pthread_join \
 	-Wl,--wrap=pthread_create

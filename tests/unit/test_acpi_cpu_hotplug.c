@@ -5,7 +5,8 @@
  * for a CPU added before the switch), the next-event search with wrap-around, clearing
  * events, eject (never the boot CPU or an absent one), _OST reporting, arch IDs, unplug
  * requests and their refusals, hostile accesses (bad sizes, reserved values,
- * out-of-range selectors), and the block on the port bus at each machine's base.
+ * out-of-range selectors), the block on the port bus at each machine's base, and the
+ * paravirt front end over the same slots (listen, claim, done).
  */
 #include "tests/unit/unit.h"
 
@@ -16,7 +17,7 @@
 #include "vmm/devices/acpi_cpu_hotplug.h"
 
 struct calls {
-	unsigned gpe, eject, ost;
+	unsigned gpe, eject, ost, pv;
 	unsigned last_slot;
 	uint32_t ost_event, ost_status;
 };
@@ -44,11 +45,16 @@ static void on_ost(void *opaque, unsigned slot, uint32_t event, uint32_t status)
 	c->ost_status = status;
 }
 
+static void on_pv(void *opaque)
+{
+	((struct calls *)opaque)->pv++;
+}
+
 static struct calls calls;
 
 static void init(struct acpi_cpu_hotplug *d, unsigned slots, unsigned present)
 {
-	const struct acpi_cpu_hotplug_ops ops = { &calls, on_gpe, on_eject, on_ost };
+	const struct acpi_cpu_hotplug_ops ops = { &calls, on_gpe, on_eject, on_ost, on_pv };
 
 	memset(&calls, 0, sizeof(calls));
 	assert_int_equal(acpi_cpu_hotplug_init(d, slots, present, &ops), 0);
@@ -320,6 +326,98 @@ static void test_attach_at_each_machines_base(void **state)
 	assert_int_equal(PLUGVM_PORT_ICH9_CPUHP + ACPI_CPU_HOTPLUG_LEGACY_LEN, 0x0cf8);
 }
 
+/*
+ * Listening switches a legacy block to modern (so a plug is an insert event) and moves
+ * every later notification from the GPE to notify_pv.
+ */
+static void test_pv_listen_turns_modern_and_notifies_pv(void **state)
+{
+	struct acpi_cpu_hotplug d;
+
+	(void)state;
+	init(&d, 8, 1);
+	assert_false(d.modern);
+	acpi_cpu_hotplug_pv_listen(&d);
+	assert_true(d.modern);
+	assert_int_equal(acpi_cpu_hotplug_plug(&d, 3), 0);
+	assert_int_equal(acpi_cpu_hotplug_unplug_request(&d, 3), 0);
+	assert_int_equal(calls.pv, 2);
+	assert_int_equal(calls.gpe, 0);
+	/* A reset forgets the listener: the GPE again, legacy again. */
+	acpi_cpu_hotplug_reset(&d, 1);
+	assert_false(d.modern);
+	assert_int_equal(acpi_cpu_hotplug_plug(&d, 2), 0);
+	assert_int_equal(calls.gpe, 1);
+	assert_int_equal(calls.pv, 2);
+	acpi_cpu_hotplug_exit(&d);
+}
+
+/* One claim: every present slot and every pending event, which it clears. */
+static void test_pv_claim_takes_every_event_once(void **state)
+{
+	uint64_t present[2], insert[2], remove[2];
+	struct acpi_cpu_hotplug d;
+
+	(void)state;
+	init(&d, 70, 2);
+	acpi_cpu_hotplug_pv_listen(&d);
+	assert_int_equal(acpi_cpu_hotplug_plug(&d, 5), 0);
+	assert_int_equal(acpi_cpu_hotplug_plug(&d, 69), 0);
+	assert_int_equal(acpi_cpu_hotplug_unplug_request(&d, 1), 0);
+	memset(insert, 0xaa, sizeof(insert));
+	assert_int_equal(acpi_cpu_hotplug_pv_claim(&d, present, insert, remove, 2), 3);
+	assert_int_equal(present[0], (1ull << 0) | (1ull << 1) | (1ull << 5));
+	assert_int_equal(present[1], 1ull << 5);
+	assert_int_equal(insert[0], 1ull << 5);
+	assert_int_equal(insert[1], 1ull << 5);
+	assert_int_equal(remove[0], 1ull << 1);
+	assert_int_equal(remove[1], 0);
+	/* Claimed: neither the next claim nor the ACPI walk sees them again. */
+	assert_int_equal(acpi_cpu_hotplug_pv_claim(&d, present, insert, remove, 2), 0);
+	assert_int_equal(insert[0] | insert[1] | remove[0] | remove[1], 0);
+	select_slot(&d, 5);
+	assert_int_equal(status(&d), ACPI_CPU_HOTPLUG_STS_ENABLED);
+	/* Fewer words than slots: the rest is not looked at. */
+	assert_int_equal(acpi_cpu_hotplug_plug(&d, 68), 0);
+	assert_int_equal(acpi_cpu_hotplug_pv_claim(&d, present, insert, remove, 1), 0);
+	assert_int_equal(acpi_cpu_hotplug_pv_claim(&d, present, insert, remove, 2), 1);
+	acpi_cpu_hotplug_exit(&d);
+}
+
+/* Done: _OST as the block reports it, and the eject of a removal that succeeded. */
+static void test_pv_done_reports_ost_and_ejects(void **state)
+{
+	struct acpi_cpu_hotplug d;
+
+	(void)state;
+	init(&d, 8, 1);
+	acpi_cpu_hotplug_pv_listen(&d);
+	assert_int_equal(acpi_cpu_hotplug_plug(&d, 2), 0);
+	assert_int_equal(acpi_cpu_hotplug_pv_done(&d, 2, true, 0), 0);
+	assert_int_equal(calls.ost, 1);
+	assert_int_equal(calls.ost_event, 1);
+	assert_int_equal(calls.ost_status, 0);
+	/* A refused removal: _OST failure, still present. */
+	assert_int_equal(acpi_cpu_hotplug_pv_done(&d, 2, false, -16), 0);
+	assert_int_equal(calls.ost_event, 3);
+	assert_int_equal(calls.ost_status, 1);
+	assert_int_equal(calls.eject, 0);
+	assert_true(acpi_cpu_hotplug_present(&d, 2));
+	/* A removal done: _OST success, then the eject. */
+	assert_int_equal(acpi_cpu_hotplug_pv_done(&d, 2, false, 0), 0);
+	assert_int_equal(calls.ost_status, 0);
+	assert_int_equal(calls.eject, 1);
+	assert_int_equal(calls.last_slot, 2);
+	assert_false(acpi_cpu_hotplug_present(&d, 2));
+	/* Never the boot CPU, never an absent slot, never past the slots. */
+	assert_int_equal(acpi_cpu_hotplug_pv_done(&d, 0, false, 0), -EPERM);
+	assert_int_equal(acpi_cpu_hotplug_pv_done(&d, 2, false, 0), -EPERM);
+	assert_int_equal(acpi_cpu_hotplug_pv_done(&d, 8, true, 0), -EINVAL);
+	assert_int_equal(calls.eject, 1);
+	assert_true(acpi_cpu_hotplug_present(&d, 0));
+	acpi_cpu_hotplug_exit(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +428,9 @@ int main(void)
 		cmocka_unit_test(test_hot_remove_flow),
 		cmocka_unit_test(test_hostile_accesses),
 		cmocka_unit_test(test_attach_at_each_machines_base),
+		cmocka_unit_test(test_pv_listen_turns_modern_and_notifies_pv),
+		cmocka_unit_test(test_pv_claim_takes_every_event_once),
+		cmocka_unit_test(test_pv_done_reports_ost_and_ejects),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

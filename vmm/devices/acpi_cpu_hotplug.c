@@ -40,6 +40,7 @@ void acpi_cpu_hotplug_reset(struct acpi_cpu_hotplug *d, unsigned nr_present)
 	for (i = 0; i < d->nr_slots; i++)
 		d->slots[i] = (struct acpi_cpu_hotplug_slot){ .present = i < nr_present };
 	d->modern = d->nr_slots > 8 * ACPI_CPU_HOTPLUG_LEGACY_LEN;
+	d->pv = false;
 	d->selector = 0;
 	d->command = 0;
 	d->ost_event = 0;
@@ -56,9 +57,12 @@ void acpi_cpu_hotplug_exit(struct acpi_cpu_hotplug *d)
 	pthread_mutex_destroy(&d->lock);
 }
 
+/* An event is pending: the GPE, or the paravirt notification once the guest listens. */
 static void raise_gpe(struct acpi_cpu_hotplug *d)
 {
-	if (d->ops.raise_gpe)
+	if (d->pv && d->ops.notify_pv)
+		d->ops.notify_pv(d->ops.opaque);
+	else if (!d->pv && d->ops.raise_gpe)
 		d->ops.raise_gpe(d->ops.opaque);
 }
 
@@ -139,6 +143,21 @@ static void select_next_event(struct acpi_cpu_hotplug *d)
 	}
 }
 
+/* The eject control's action on `slot`: false (nothing done) for an absent slot or 0. */
+static bool eject(struct acpi_cpu_hotplug *d, unsigned slot)
+{
+	struct acpi_cpu_hotplug_slot *s = &d->slots[slot];
+
+	if (!s->present || slot == 0)
+		return false;
+	s->present = false;
+	s->insert = false;
+	s->remove = false;
+	if (d->ops.eject)
+		d->ops.eject(d->ops.opaque, slot);
+	return true;
+}
+
 static void control(struct acpi_cpu_hotplug *d, uint8_t ctl)
 {
 	struct acpi_cpu_hotplug_slot *s = &d->slots[d->selector];
@@ -152,15 +171,8 @@ static void control(struct acpi_cpu_hotplug *d, uint8_t ctl)
 	} else if (ctl & ACPI_CPU_HOTPLUG_CTL_CLEAR_REMOVE) {
 		s->remove = false;
 	} else if (ctl & ACPI_CPU_HOTPLUG_CTL_EJECT) {
-		if (!s->present || d->selector == 0) {
+		if (!eject(d, d->selector))
 			d->bad_writes++;
-			return;
-		}
-		s->present = false;
-		s->insert = false;
-		s->remove = false;
-		if (d->ops.eject)
-			d->ops.eject(d->ops.opaque, d->selector);
 	}
 	/* ACPI_CPU_HOTPLUG_CTL_FW_EJECT: no firmware here to hand the eject to; ignored. */
 }
@@ -315,4 +327,65 @@ bool acpi_cpu_hotplug_present(struct acpi_cpu_hotplug *d, unsigned slot)
 	present = slot < d->nr_slots && d->slots[slot].present;
 	pthread_mutex_unlock(&d->lock);
 	return present;
+}
+
+void acpi_cpu_hotplug_pv_listen(struct acpi_cpu_hotplug *d)
+{
+	pthread_mutex_lock(&d->lock);
+	/* As the probe's write of 0 at offset 0: inserts are events from now on. */
+	if (!d->modern) {
+		d->modern = true;
+		d->selector = 0;
+		d->command = ACPI_CPU_HOTPLUG_CMD_NEXT_EVENT;
+	}
+	d->pv = true;
+	pthread_mutex_unlock(&d->lock);
+}
+
+unsigned acpi_cpu_hotplug_pv_claim(struct acpi_cpu_hotplug *d, uint64_t *present, uint64_t *insert,
+				   uint64_t *remove, unsigned words)
+{
+	unsigned slot, n = 0;
+
+	memset(present, 0, (size_t)words * sizeof(*present));
+	memset(insert, 0, (size_t)words * sizeof(*insert));
+	memset(remove, 0, (size_t)words * sizeof(*remove));
+	pthread_mutex_lock(&d->lock);
+	for (slot = 0; slot < d->nr_slots && slot / 64 < words; slot++) {
+		struct acpi_cpu_hotplug_slot *s = &d->slots[slot];
+		uint64_t bit = 1ull << (slot % 64);
+
+		if (s->present)
+			present[slot / 64] |= bit;
+		/* As the ACPI walk sees them: an insert counts only while the slot is present. */
+		if (s->present && s->insert) {
+			insert[slot / 64] |= bit;
+			n++;
+		}
+		if (s->remove) {
+			remove[slot / 64] |= bit;
+			n++;
+		}
+		s->insert = false;
+		s->remove = false;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
+int acpi_cpu_hotplug_pv_done(struct acpi_cpu_hotplug *d, unsigned slot, bool online, int32_t result)
+{
+	int ret = 0;
+
+	if (slot >= d->nr_slots)
+		return -EINVAL;
+	pthread_mutex_lock(&d->lock);
+	if (d->ops.ost)
+		d->ops.ost(d->ops.opaque, slot, online ? 1 : 3, result ? 1 : 0);
+	if (!online && !result && !eject(d, slot)) {
+		d->bad_writes++;
+		ret = -EPERM;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
 }

@@ -52,6 +52,11 @@ struct acpi_cpu_hotplug_ops {
 	void (*eject)(void *opaque, unsigned slot);
 	/* The guest reported _OST (`event`, `status`) for `slot`. */
 	void (*ost)(void *opaque, unsigned slot, uint32_t event, uint32_t status);
+	/*
+	 * Instead of raise_gpe once the guest listens through the paravirt front end
+	 * (acpi_cpu_hotplug_pv_listen()): send its notification.
+	 */
+	void (*notify_pv)(void *opaque);
 };
 
 struct acpi_cpu_hotplug_slot {
@@ -65,6 +70,7 @@ struct acpi_cpu_hotplug {
 	unsigned nr_slots; /* maxcpus */
 	struct acpi_cpu_hotplug_slot *slots;
 	bool modern;
+	bool pv; /* the guest listens through the paravirt front end: events notify_pv() */
 	uint32_t selector;
 	uint8_t command;
 	uint32_t ost_event;
@@ -106,5 +112,31 @@ int acpi_cpu_hotplug_unplug_request(struct acpi_cpu_hotplug *d, unsigned slot);
 
 /* Whether the block shows `slot` present (false for no such slot). */
 bool acpi_cpu_hotplug_present(struct acpi_cpu_hotplug *d, unsigned slot);
+
+/*
+ * The paravirt front end (common/plugvm_hotplug.h, devices/hotplug_pv.c) over the same
+ * slots: the guest listens (the block turns modern, for good, and events call notify_pv()
+ * from then on, not raise_gpe()), claims every pending event at once, and reports each one
+ * done. Tests: test_acpi_cpu_hotplug.c (the pv_* tests).
+ */
+void acpi_cpu_hotplug_pv_listen(struct acpi_cpu_hotplug *d);
+
+/*
+ * Every present slot and every pending insert and removal request into the bitmaps of
+ * `words` 64-bit words each (bit n of word n / 64: slot n; zeroed first), those events
+ * cleared. Returns how many events were claimed.
+ */
+unsigned acpi_cpu_hotplug_pv_claim(struct acpi_cpu_hotplug *d, uint64_t *present, uint64_t *insert,
+				   uint64_t *remove, unsigned words);
+
+/*
+ * The guest is done with `slot`'s event: `online` (an insert) or not (a removal), with
+ * `result` 0 or its -errno. Calls ost() with source 1 (insert) or 3 (removal) and status 0
+ * (result 0) or 1, then, for a removal that succeeded, ejects the slot as the block's eject
+ * control does. Returns 0, -EINVAL (no such slot) or -EPERM (an eject of an absent slot or
+ * of slot 0: ost() was called, nothing ejected).
+ */
+int acpi_cpu_hotplug_pv_done(struct acpi_cpu_hotplug *d, unsigned slot, bool online,
+			     int32_t result);
 
 #endif

@@ -63,6 +63,14 @@ WEAK int kvm_irq_line(struct kvm *k, uint32_t gsi, int level)
 	return 0;
 }
 
+WEAK int kvm_signal_msi(struct kvm *k, uint32_t dest, uint32_t vector)
+{
+	(void)k;
+	(void)dest;
+	(void)vector;
+	return 0;
+}
+
 WEAK int chaos_irq_line(struct chaos *c, uint32_t gsi, int level)
 {
 	(void)c;
