@@ -7,7 +7,8 @@
  * agent_lockdep, agent_hello), of replies to no request (agent_reply) or of garbage with
  * magics in it (agent_garbage); its receiveq posted as 1-byte buffers, notified in a loop
  * (rxq); the virtio console (console) and the 16550 (uart) given whole lines; _OST writes
- * (`rep outsl`, ost), hotplug reports (report) and refused direct starts (direct_start);
+ * (`rep outsl`, ost), hotplug reports (report), refused direct starts (direct_start), and
+ * paravirt hotplug DONE commands and claims (pv, plugvm's port 0xaf2c);
  * or all of them in turn, a round each (mix). Once a second it prints its count so far (not
  * for the console and mix kinds: they took that device).
  */
@@ -25,11 +26,12 @@
 #include "kernel/string.h"
 #include "plugvm_abi.h"
 #include "plugvm_agent.h"
+#include "plugvm_hotplug.h"
 #include "plugvm_virtio.h"
 
 #define FLOOD_KINDS                                                                             \
 	"agent_state|agent_lockdep|agent_hello|agent_reply|agent_garbage|rxq|console|uart|ost|" \
-	"report|direct_start|mix"
+	"report|direct_start|pv|mix"
 
 CMDLINE_PARAM(flood_kind, .name = "flood.kind", .kind = CMDLINE_ENUM, .choices = FLOOD_KINDS);
 CMDLINE_PARAM(flood_ms, .name = "flood.ms", .kind = CMDLINE_UINT, .min = 1, .max = 3600000);
@@ -46,6 +48,7 @@ enum flood_kind {
 	F_OST,
 	F_REPORT,
 	F_DIRECT_START,
+	F_PV,
 	F_MIX, /* every kind above in turn */
 	F_NR,
 };
@@ -62,6 +65,7 @@ static const char *const kind_names[F_NR] = {
 	[F_OST] = "ost",
 	[F_REPORT] = "report",
 	[F_DIRECT_START] = "direct_start",
+	[F_PV] = "pv",
 	[F_MIX] = "mix",
 };
 
@@ -188,6 +192,12 @@ static void one_round(struct flood *f, enum flood_kind kind)
 		outl(PLUGVM_PORT_DIRECT_START, (uint32_t)(uintptr_t)s->buf);
 		f->ops++;
 		break;
+	case F_PV:
+		/* A DONE of CPU 0's insert (an _OST and a report each), then a claim. */
+		outl(PLUGVM_PORT_HOTPLUG_PV, (uint32_t)(uintptr_t)s->buf);
+		(void)inl(PLUGVM_PORT_HOTPLUG_PV);
+		f->ops += 2;
+		break;
 	case F_RXQ:
 		ring_round(f, f->agent, PLUGVM_VIRTIO_RXQ, s, true);
 		break;
@@ -242,6 +252,14 @@ static int setup_source(struct flood *f, enum flood_kind kind)
 		c->apic_id = 0xfffffu;
 		break;
 	}
+	case F_PV: {
+		struct plugvm_hotplug_cmd *c = (struct plugvm_hotplug_cmd *)s->buf;
+
+		c->cmd = PLUGVM_HOTPLUG_CMD_DONE;
+		c->apic_id = 0;
+		c->op = PLUGVM_HOTPLUG_OP_ONLINE;
+		break;
+	}
 	default: /* F_OST: zeros, a status each word */
 		break;
 	}
@@ -264,8 +282,11 @@ static int setup(struct flood *f)
 		if (!f->agent)
 			return selftest_fail("no agent device");
 	}
-	if (uses(f, F_OST) && !acpi_cpu_hotplug_base())
+	/* Listening on the paravirt port, the driver never probed the block: probe it here. */
+	if (uses(f, F_OST) && !acpi_cpu_hotplug_base() && acpi_cpu_hotplug_probe())
 		return selftest_fail("no CPU hotplug block to flood with _OST");
+	if (uses(f, F_PV) && !arch_plugvm_feature(PLUGVM_FEATURE_HOTPLUG_PV))
+		return selftest_fail("no paravirt hotplug port to flood");
 	if (uses(f, F_CONSOLE)) {
 		f->con = virtio_mmio_dev(PLUGVM_VIRTIO_SLOT_CONSOLE, VIRTIO_ID_CONSOLE);
 		if (!f->con || virtio_dev_init(f->con, 2))

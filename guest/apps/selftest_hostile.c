@@ -4,15 +4,17 @@
  * 3000) it writes random and adversarial values, from hostile.seed (default 1), to every
  * port, MMIO register and virtqueue plugvm exposes: the ACPI CPU hotplug block (at the base
  * the driver found, 0xaf00 on pc or 0x0cd8 on q35; selector
- * and command abuse, ejecting the boot CPU, _OST floods), the paravirt report and
- * direct-start ports (bad addresses, bad contexts), the PM and GPE blocks (GPE0 where the
+ * and command abuse, ejecting the boot CPU, _OST floods), the paravirt report,
+ * direct-start and hotplug ports (bad addresses, bad contexts, claims, DONE of any CPU,
+ * LISTENs that must be refused), the PM and GPE blocks (GPE0 where the
  * FADT says), the 16550, both
  * virtio-mmio windows (registers, ring addresses, notifies of every queue) and the agent
  * channel (garbage rings, malformed messages). The VMM must survive it; the host side
  * (tests/integration/test_hostile.py) then checks that plugvm answers QMP and hot-adds a
  * CPU. What the guest could only do to itself is left out, so that it lives to report:
  * isa-debug-exit and S5 (SLP_EN) end the VM by design, a valid direct start of a running
- * CPU would hijack it, and device-writable buffers only ever point at this test's scratch
+ * CPU would hijack it, as would a LISTEN plugvm accepts (the driver's notification moved
+ * elsewhere), and device-writable buffers only ever point at this test's scratch
  * pages or outside RAM (the VMM would otherwise write into the kernel for us). Run it with
  * one CPU: ejects of other present CPUs are the guest's business. Afterwards the 16550,
  * GPE and PM enables are restored, and both virtio devices are set up again by their
@@ -34,6 +36,7 @@
 #include "kernel/printk.h"
 #include "kernel/string.h"
 #include "plugvm_abi.h"
+#include "plugvm_hotplug.h"
 #include "plugvm_agent.h"
 #include "plugvm_virtio.h"
 
@@ -48,6 +51,7 @@ enum target {
 	T_CPUHP,
 	T_REPORT,
 	T_START,
+	T_HOTPLUG_PV,
 	T_PM,
 	T_GPE,
 	T_UART,
@@ -61,6 +65,7 @@ static const char *const target_names[T_NR] = {
 	[T_CPUHP] = "cpuhp",
 	[T_REPORT] = "report",
 	[T_START] = "start",
+	[T_HOTPLUG_PV] = "hotplug_pv",
 	[T_PM] = "pm",
 	[T_GPE] = "gpe",
 	[T_UART] = "uart",
@@ -256,6 +261,46 @@ static void hit_pv(struct hostile *h, uint16_t port, size_t len, bool start)
 		(void)port_read(at, size); /* reads, wrong sizes, offsets inside the port */
 	else
 		port_write(at, size, v);
+}
+
+/*
+ * plugvm's paravirt hotplug port: claims, DONE of any APIC ID with any op and result, and
+ * LISTENs with a vector below 0x20, which plugvm must refuse (an accepted one would move
+ * the driver's own notification), from random and almost right commands.
+ */
+static void hit_hotplug_pv(struct hostile *h)
+{
+	uint8_t *p = h->scratch + ((rnd(h) % (SCRATCH_BYTES - 64)) & ~7ull);
+	struct plugvm_hotplug_cmd *c = (struct plugvm_hotplug_cmd *)p;
+	size_t i;
+
+	switch (rnd(h) % 4) {
+	case 0:
+		(void)inl(PLUGVM_PORT_HOTPLUG_PV); /* a claim: nothing is pending */
+		return;
+	case 1: /* wrong sizes, offsets inside the port, odd addresses (never a command) */
+		if (rnd(h) % 2)
+			(void)port_read((uint16_t)(PLUGVM_PORT_HOTPLUG_PV + rnd(h) % 4),
+					nasty_size(h));
+		else
+			port_write((uint16_t)(PLUGVM_PORT_HOTPLUG_PV + rnd(h) % 4), nasty_size(h),
+				   nasty32(h) | 1);
+		return;
+	default:
+		break;
+	}
+	for (i = 0; i < sizeof(*c); i++)
+		p[i] = (uint8_t)rnd(h);
+	c->cmd = rnd(h) % 2 ? PLUGVM_HOTPLUG_CMD_DONE : rnd(h) % 3;
+	c->apic_id = rnd(h) % 2 ? rnd(h) % 8 : nasty32(h);
+	c->op = rnd(h) % 4;
+	c->result = rnd(h) % 2 ? 0 : (int32_t)nasty32(h);
+	if (rnd(h) % 2) {
+		c->area = c->vector = c->dest_apic_id = c->reserved = 0;
+	}
+	/* Whatever else it says, a LISTEN's vector is one plugvm refuses. */
+	c->vector = c->cmd == PLUGVM_HOTPLUG_CMD_LISTEN || c->cmd > 2 ? rnd(h) % 0x20 : c->vector;
+	outl(PLUGVM_PORT_HOTPLUG_PV, (uint32_t)(uintptr_t)p);
 }
 
 /* PM1a: everything but SLP_EN in PM1a_CNT's high byte (that is a power-off). */
@@ -488,7 +533,9 @@ static int test_hostile(void)
 	if (cpumask_weight(&cpu_online_mask) != 1)
 		return selftest_fail("run it with one CPU online (--smp 1,maxcpus=N)");
 	h.rng = (uint32_t)seed ? (uint32_t)seed : 1;
-	h.cpuhp = acpi_cpu_hotplug_base();
+	/* Listening on the paravirt port, the driver never probed the block: probe it here. */
+	h.cpuhp =
+	    acpi_cpu_hotplug_base() || !acpi_cpu_hotplug_probe() ? acpi_cpu_hotplug_base() : 0;
 	h.gpe0 = (uint16_t)acpi_get_info()->gpe0_blk;
 	h.gpe0_len = acpi_get_info()->gpe0_blk_len;
 	if (!h.cpuhp || !h.gpe0 || h.gpe0_len < 2 || h.gpe0_len > 2 * sizeof(saved.gpe_en))
@@ -519,6 +566,10 @@ static int test_hostile(void)
 			break;
 		case T_START:
 			hit_pv(&h, PLUGVM_PORT_DIRECT_START, sizeof(struct plugvm_start_ctx), true);
+			break;
+		case T_HOTPLUG_PV:
+			if (arch_plugvm_feature(PLUGVM_FEATURE_HOTPLUG_PV))
+				hit_hotplug_pv(&h);
 			break;
 		case T_PM:
 			hit_pm(&h);

@@ -13,9 +13,12 @@
 #include "kernel/string.h"
 #include "kernel/watchdog.h"
 #include "plugvm_abi.h"
+#include "plugvm_hotplug.h"
 
 CMDLINE_PARAM(remove, .name = "acpi_hotplug.remove", .kind = CMDLINE_ENUM,
 	      .choices = "allow|refuse|ignore");
+/* acpi_hotplug.pv=0: the ACPI block even where plugvm offers its paravirt port. */
+CMDLINE_PARAM(pv, .name = "acpi_hotplug.pv", .kind = CMDLINE_UINT, .max = 1);
 
 #define GPE_CPU_HOTPLUG 0x04 /* GPE0 bit 2 */
 
@@ -44,6 +47,7 @@ unsigned long acpi_hotplug_events(void)
 #define GED_PWR_DOWN 0x02 /* QEMU's GED event bit for the power button (ACPI_GED_PWR_DOWN_EVT) */
 
 static bool have_block; /* a CPU hotplug block answered the probe */
+static bool have_pv; /* plugvm's paravirt port listens for us instead (plugvm_hotplug.h) */
 static uint32_t pm1_sts_port, pm1_en_port;
 static volatile uint32_t *ged_sel; /* GED event selector (read clears), hardware-reduced */
 static volatile int powerdown_pending;
@@ -99,12 +103,59 @@ static void send_report(int cpu, uint32_t op, int result, uint64_t ns)
 	outl(PLUGVM_PORT_HOTPLUG_REPORT, (uint32_t)(uintptr_t)&report);
 }
 
+/*
+ * The paravirt port's command (plugvm_hotplug.h) and events area: only the hotplug thread
+ * (and the boot thread before it exists) uses them. The kernel is identity-mapped below
+ * 4 GiB, so their addresses are guest-physical.
+ */
+static struct plugvm_hotplug_cmd pv_cmd __attribute__((aligned(8)));
+static struct plugvm_hotplug_events pv_events __attribute__((aligned(8)));
+
+/* One OUT: `c` to the paravirt port; plugvm's status. */
+static uint32_t pv_command(const struct plugvm_hotplug_cmd *c)
+{
+	pv_cmd = *c;
+	outl(PLUGVM_PORT_HOTPLUG_PV, (uint32_t)(uintptr_t)&pv_cmd);
+	return __atomic_load_n(&pv_cmd.status, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The event for `slot` is handled: through the paravirt port one command is _OST, eject
+ * (a removal done) and report; through the ACPI block, _OST, then the eject, then the
+ * report. What the host waits for comes first either way.
+ */
+static void done(uint32_t slot, int cpu, uint32_t op, int err, uint64_t ns)
+{
+	if (have_pv) {
+		struct plugvm_hotplug_cmd c = { .cmd = PLUGVM_HOTPLUG_CMD_DONE,
+						.apic_id = slot,
+						.op = op,
+						.result = err,
+						.guest_ns = ns };
+
+		if (pv_command(&c) != PLUGVM_HOTPLUG_OK)
+			pr_warn("acpi-hotplug: slot %u: plugvm refused the report (status %u)\n",
+				slot, pv_cmd.status);
+		return;
+	}
+	if (op == PLUGVM_HOTPLUG_OP_ONLINE) {
+		acpi_cpu_hotplug_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
+	} else if (!err) {
+		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_SUCCESS);
+		acpi_cpu_hotplug_eject(slot); /* the hypervisor may stop the vCPU now */
+	} else {
+		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
+	}
+	send_report(cpu, op, err, ns);
+}
+
 static void insert(uint32_t slot, int cpu)
 {
 	uint64_t t0 = arch_now_ns();
 	int err = -ENODEV; /* an APIC ID the MADT does not list */
 
-	acpi_cpu_hotplug_clear_insert(slot);
+	if (!have_pv)
+		acpi_cpu_hotplug_clear_insert(slot);
 	watchdog_op_begin(&request_op, 0, "acpi-hotplug: bring-up of cpu %ld (slot %ld)", cpu,
 			  slot);
 	if (cpu >= 0) {
@@ -114,9 +165,8 @@ static void insert(uint32_t slot, int cpu)
 			cpumask_clear(&cpu_present_mask, (unsigned)cpu);
 	}
 	t0 = arch_now_ns() - t0;
-	/* What the host waits for first; the report and the console line come after it. */
-	acpi_cpu_hotplug_ost(slot, OST_EV_DEVICE_CHECK, err ? OST_FAILURE : OST_SUCCESS);
-	send_report(cpu, PLUGVM_HOTPLUG_OP_ONLINE, err, t0);
+	/* What the host waits for first; the console line comes after it. */
+	done(slot, cpu, PLUGVM_HOTPLUG_OP_ONLINE, err, t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "failed to come up" : "online", err);
 	watchdog_op_end(&request_op);
@@ -135,7 +185,8 @@ static void remove(uint32_t slot, int cpu)
 	int err;
 
 	if (remove_policy == REMOVE_IGNORE) {
-		acpi_cpu_hotplug_clear_remove(slot);
+		if (!have_pv)
+			acpi_cpu_hotplug_clear_remove(slot);
 		printk("acpi-hotplug: slot %u: removal request ignored (policy)\n", slot);
 		return;
 	}
@@ -144,17 +195,13 @@ static void remove(uint32_t slot, int cpu)
 			  cpu, slot);
 	/* Never the boot CPU (or an unknown one); -EPERM is the -1 the host has always seen. */
 	err = cpu <= 0 || remove_policy == REMOVE_REFUSE ? -EPERM : cpu_down((unsigned)cpu);
-	acpi_cpu_hotplug_clear_remove(slot);
+	if (!have_pv)
+		acpi_cpu_hotplug_clear_remove(slot);
 	t0 = arch_now_ns() - t0;
-	/* What the host waits for first; the report and the console line come after it. */
-	if (!err) {
+	if (!err)
 		cpumask_clear(&cpu_present_mask, (unsigned)cpu);
-		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_SUCCESS);
-		acpi_cpu_hotplug_eject(slot); /* the hypervisor may stop the vCPU now */
-	} else {
-		acpi_cpu_hotplug_ost(slot, OST_EV_EJECT_REQUEST, OST_FAILURE);
-	}
-	send_report(cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, t0);
+	/* What the host waits for first; the console line comes after it. */
+	done(slot, cpu, PLUGVM_HOTPLUG_OP_OFFLINE, err, t0);
 	printk("acpi-hotplug: slot %u: cpu %d %s (%d)\n", slot, cpu,
 	       err ? "refused to go" : "offline, ejecting", err);
 	watchdog_op_end(&request_op);
@@ -183,6 +230,88 @@ static void handle_events(void)
 			remove((uint32_t)slot, cpu);
 		__atomic_add_fetch(&nr_events, 1, __ATOMIC_RELEASE);
 	}
+}
+
+/*
+ * The paravirt port: one claim reads every pending event (and every present slot) into
+ * pv_events; inserts are handled before removals. Returns the number claimed. `reconcile`:
+ * also bring up present slots the kernel does not have (inserted before the driver listened),
+ * as reconcile() does for the ACPI block.
+ */
+static unsigned handle_pv_events(bool reconcile_present)
+{
+	uint32_t n = inl(PLUGVM_PORT_HOTPLUG_PV);
+	unsigned w;
+
+	if (n == ~0u) {
+		pr_warn("acpi-hotplug: plugvm's paravirt port answered no claim\n");
+		return 0;
+	}
+	watchdog_op_end(&sci_op); /* taken: see handle_events() */
+	for (w = 0; w < PLUGVM_HOTPLUG_WORDS; w++) {
+		uint64_t ins = pv_events.insert[w], rem = pv_events.remove[w];
+		uint64_t found = reconcile_present ? pv_events.present[w] & ~ins : 0;
+
+		/* Set bits only: a claim costs the words, not the slots. */
+		while (found | ins) {
+			unsigned b = (unsigned)__builtin_ctzll(found | ins);
+			uint32_t slot = w * 64 + b;
+			int cpu = cpu_from_apic_id(slot);
+
+			if (ins >> b & 1) {
+				insert(slot, cpu);
+				__atomic_add_fetch(&nr_events, 1, __ATOMIC_RELEASE);
+			} else if (cpu >= 0 && !cpumask_test(&cpu_present_mask, (unsigned)cpu)) {
+				printk("acpi-hotplug: slot %u: cpu %d inserted before the driver "
+				       "started\n",
+				       slot, cpu);
+				insert(slot, cpu);
+				__atomic_add_fetch(&nr_events, 1, __ATOMIC_RELEASE);
+			}
+			found &= ~(1ull << b);
+			ins &= ~(1ull << b);
+		}
+		while (rem) {
+			unsigned b = (unsigned)__builtin_ctzll(rem);
+
+			remove(w * 64 + b, cpu_from_apic_id(w * 64 + b));
+			__atomic_add_fetch(&nr_events, 1, __ATOMIC_RELEASE);
+			rem &= ~(1ull << b);
+		}
+	}
+	return n;
+}
+
+/* plugvm's notification (an MSI, VEC_PV_HOTPLUG): the thread claims. */
+static void pv_irq(unsigned vector, void *arg)
+{
+	(void)vector;
+	(void)arg;
+	nr_sci++;
+	watchdog_op_begin(&sci_op, 0, "acpi-hotplug: a paravirt notification (thread not woken)", 0,
+			  0);
+	__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
+	thread_wake(hp_thread_ptr);
+}
+
+/* LISTEN on the paravirt port (plugvm_hotplug.h): 0, or -EIO when plugvm refused. */
+static int pv_listen(void)
+{
+	struct plugvm_hotplug_cmd c = { .cmd = PLUGVM_HOTPLUG_CMD_LISTEN,
+					.area = (uint64_t)(uintptr_t)&pv_events,
+					.vector = VEC_PV_HOTPLUG,
+					.dest_apic_id = cpu_apic_ids[0] };
+	uint32_t status;
+
+	if (cpu_apic_ids[0] > 255 || arch_set_irq_handler(VEC_PV_HOTPLUG, pv_irq, NULL))
+		return -EINVAL;
+	status = pv_command(&c);
+	if (status != PLUGVM_HOTPLUG_OK) {
+		pr_warn("acpi-hotplug: plugvm refused LISTEN (status %u): ACPI block instead\n",
+			status);
+		return -EIO;
+	}
+	return 0;
 }
 
 /*
@@ -227,7 +356,9 @@ static int hotplug_thread(void *arg)
 			printk("acpi: power button: powering off\n");
 			arch_poweroff(0);
 		}
-		if (have_block)
+		if (have_pv)
+			handle_pv_events(false);
+		else if (have_block)
 			handle_events();
 	}
 	return 0;
@@ -290,6 +421,9 @@ int acpi_hotplug_start(void)
 		pr_warn("acpi-hotplug: GPE0 %#x (%u bytes): no known CPU hotplug layout: CPU "
 			"hotplug off\n",
 			ai->gpe0_blk, ai->gpe0_blk_len);
+	else if (arch_plugvm_feature(PLUGVM_FEATURE_HOTPLUG_PV) &&
+		 cmdline_uint("acpi_hotplug.pv", 1) && !pv_listen())
+		have_pv = true;
 	else if (acpi_cpu_hotplug_probe())
 		pr_warn("acpi-hotplug: no CPU hotplug block at %#x (%s): CPU hotplug off\n", layout,
 			machine);
@@ -300,7 +434,9 @@ int acpi_hotplug_start(void)
 	 * driver's start (self-tests, `halt`) sees these CPUs online. Events that arrive
 	 * meanwhile stay latched for the thread.
 	 */
-	if (have_block)
+	if (have_pv)
+		handle_pv_events(true);
+	else if (have_block)
 		reconcile();
 	hp_thread_ptr = thread_run("acpi-hotplug", hotplug_thread, NULL, HOTPLUG_THREAD_PRIO, 0);
 	if (!hp_thread_ptr)
@@ -312,7 +448,15 @@ int acpi_hotplug_start(void)
 		pr_warn("acpi-hotplug: no power button found (%s)\n",
 			ai->fadt_flags & PLUGVM_ACPI_FADT_HW_REDUCED ? "no GED in the DSDT"
 								     : "no PM1 event block");
-	if (have_block) {
+	if (have_pv) {
+		/* No GPE: the block is not used; plugvm's MSI wakes the thread. */
+		__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
+		thread_wake(hp_thread_ptr);
+		printk(
+		    "acpi-hotplug: ready (%s block at %#x, %u slots, SCI on GSI %u, power button "
+		    "%s; CPU hotplug through plugvm's paravirt port)\n",
+		    machine, layout, ai->nr_cpus, ai->sci_gsi, button ? button : "none");
+	} else if (have_block) {
 		gpe_sts_port = ai->gpe0_blk;
 		gpe_en_port = ai->gpe0_blk + ai->gpe0_blk_len / 2u;
 		/* Events latched before we listened (e.g. a CPU added during boot) are handled now. */

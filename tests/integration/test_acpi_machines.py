@@ -4,6 +4,8 @@
 through the GED), plugvm's `--machine pc` and `--machine q35` (the same two layouts as QEMU's),
 and CPUs inserted while the VM is paused (-S, device_add, cont) on QEMU and plugvm alike,
 which the driver finds when it starts."""
+import re
+
 import pytest
 
 from qmp import Qmp, wait_socket
@@ -74,15 +76,18 @@ def test_qemu_microvm_power_button_through_the_ged(tmp_path):
     ("q35", r"q35 \(ICH9\) block at 0xcd8"),
     ("pc-q35-7.2", r"q35 \(ICH9\) block at 0xcd8"),
 ])
-def test_plugvm_machine_layout_hot_add_remove_and_power_button(tmp_path, machine, block):
+@pytest.mark.parametrize("pv", [0, 1])
+def test_plugvm_machine_layout_hot_add_remove_and_power_button(tmp_path, machine, block, pv):
     # The guest finds the machine's block from plugvm's FADT as it does on QEMU's; a vCPU
-    # comes and goes through it (the SCI through that machine's GPE0), again after a
-    # system_reset, and the power button powers the guest off.
+    # comes and goes through it (the SCI through that machine's GPE0; with pv=1 through
+    # plugvm's paravirt port, the MSI instead of the SCI), again after a system_reset, and
+    # the power button powers the guest off.
     path = str(tmp_path / "qmp.sock")
+    through = "; CPU hotplug through plugvm's paravirt port" if pv else ""
     with plugvm("--machine", machine, "--smp", "1,maxcpus=3", "--qmp", path,
-                "--append", "") as vm:
+                "--append", f"acpi_hotplug.pv={pv}") as vm:
         vm.wait_for(rf"^acpi-hotplug: ready \({block}, 3 slots, SCI on GSI 9, power button "
-                    r"PM1\)$", timeout=BOOT_TIMEOUT)
+                    rf"PM1{re.escape(through)}\)$", timeout=BOOT_TIMEOUT)
         wait_socket(path)
         with Qmp(path) as q:
             slots = {s["props"]["core-id"]: s for s in q.cmd("query-hotpluggable-cpus")}

@@ -16,7 +16,7 @@ from qmp import Qmp, wait_socket
 from vm import BOOT_TIMEOUT, exit_status_for_signal, plugvm
 
 KINDS = ["agent_state", "agent_lockdep", "agent_hello", "agent_reply", "agent_garbage", "rxq",
-         "console", "uart", "ost", "report", "direct_start", "mix"]
+         "console", "uart", "ost", "report", "direct_start", "pv", "mix"]
 # The bound for a quiet host; a shared test host (2 CPUs, several builds and VMs at
 # once) delays a few round trips more, so the worst one is held to the external check's.
 P99_BOUND_S = 0.05

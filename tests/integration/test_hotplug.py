@@ -49,15 +49,20 @@ def vmm_view(q):
     return sorted(c["props"]["core-id"] for c in q.cmd("query-cpus-fast"))
 
 
-@pytest.mark.parametrize("start_path", ["direct", "init-sipi"])
+@pytest.mark.parametrize("start_path", ["direct", "init-sipi", "acpi-block"])
 def test_add_up_to_max_and_back_in_several_orders(tmp_path, start_path):
     # Boot 1 of 8, grow to 8 and shrink back to 1 three times, each time in another order,
     # checking the VMM's view after every step and the guest's at every add. Parked vCPUs
     # are re-used from the second round on. Both start paths: plugvm's paravirt direct
-    # start, and INIT-SIPI-SIPI through the real-mode trampoline.
-    vm, q = start(tmp_path, "1,maxcpus=8",
-                  "smp.direct_start=0" if start_path == "init-sipi" else "")
+    # start, and INIT-SIPI-SIPI through the real-mode trampoline; both ways of learning
+    # the events: plugvm's paravirt hotplug port, and the ACPI register block
+    # (`acpi-block`, as on QEMU).
+    append = {"direct": "", "init-sipi": "smp.direct_start=0",
+              "acpi-block": "acpi_hotplug.pv=0"}[start_path]
+    vm, q = start(tmp_path, "1,maxcpus=8", append)
     with vm, q:
+        pv = vm.lines(r"^acpi-hotplug: ready .*; CPU hotplug through plugvm's paravirt port\)$")
+        assert bool(pv) == (start_path != "acpi-block"), vm.transcript()
         pid = vm.proc.pid
         tasks = len(os.listdir(f"/proc/{pid}/task"))
         seen = {}
@@ -81,7 +86,7 @@ def test_add_up_to_max_and_back_in_several_orders(tmp_path, start_path):
         q.cmd("quit")
         assert vm.wait_exit() == 0
         direct = vm.lines(r"^plugvm: vCPU \d: direct start at ", "stderr")
-        if start_path == "direct":
+        if start_path != "init-sipi":
             assert len(direct) == 21, vm.transcript()  # every add
         else:
             assert not direct, vm.transcript()
@@ -279,8 +284,11 @@ def test_guest_that_does_not_complete_a_removal(tmp_path, policy):
         assert vm.wait_exit() == 0
 
 
-def test_plugvm_cpu_events_carry_both_durations(tmp_path):
-    vm, q = start(tmp_path, "1,maxcpus=2")
+@pytest.mark.parametrize("pv", [1, 0])
+def test_plugvm_cpu_events_carry_both_durations(tmp_path, pv):
+    # Either way the guest learns of the event (paravirt port or ACPI block), the report
+    # carries the guest's duration inside the VMM's.
+    vm, q = start(tmp_path, "1,maxcpus=2", f"acpi_hotplug.pv={pv}")
     with vm, q:
         add(q, vm, 1, {})
         ev = q.wait_event("PLUGVM_CPU_ONLINE", TIMEOUT)

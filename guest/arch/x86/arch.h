@@ -19,6 +19,7 @@
 
 /* Interrupt vectors the kernel uses. */
 #define VEC_IRQ_BASE	0x20 /* IOAPIC pin N -> VEC_IRQ_BASE + N */
+#define VEC_PV_HOTPLUG	0xee /* plugvm's paravirt CPU hotplug notification (MSI) */
 #define VEC_LAPIC_TIMER 0xef
 #define VEC_CALL_FUNC	0xf0
 #define VEC_RESCHEDULE	0xf1
