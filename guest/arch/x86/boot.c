@@ -149,7 +149,7 @@ void arch_boot(uint32_t start_info_pa)
 	boot_cpu.id = 0;
 	boot_cpu.arch.stack = boot_stack;
 	boot_cpu.arch.ist_stack = boot_ist_stack;
-	gdt_init_cpu(&boot_cpu);
+	gdt_init_cpu(&boot_cpu, true);
 	cpu_table[0] = &boot_cpu;
 	idt_init();
 	idt_load();
@@ -160,7 +160,7 @@ void arch_boot(uint32_t start_info_pa)
 	printk_verbose = cmdline_flag("verbose");
 	memory_init();
 	acpi_init(si->rsdp_paddr);
-	lapic_init_cpu();
+	lapic_init_cpu(false);
 	cpus_init();
 	ioapic_init(acpi_get_info()->ioapic_addr);
 	tsc_init();

@@ -101,6 +101,30 @@ ap_start64:
 	hlt
 	jmp	5b
 
+/*
+ * Application processors plugvm started directly (smp.c, kick_direct) arrive here in long
+ * mode with RSP = their stack top, RDI = their struct cpu and GS base = the same: no lookup
+ * by APIC ID (whose CPUIDs are exits on hardware), GS left alone. Load the kernel GDT and
+ * call ap_entry_direct(cpu).
+ */
+	.globl ap_direct64
+ap_direct64:
+	lgdt	boot_gdt_desc
+	movl	$GDT_KERNEL_DS, %eax
+	movl	%eax, %ss
+	xorl	%eax, %eax
+	movl	%eax, %ds
+	movl	%eax, %es
+	pushq	$GDT_KERNEL_CS
+	leaq	7f(%rip), %rax
+	pushq	%rax
+	lretq
+7:	xorl	%ebp, %ebp
+	call	ap_entry_direct
+	cli
+8:	hlt
+	jmp	8b
+
 	.section .data
 	.balign 16
 	.globl boot_gdt

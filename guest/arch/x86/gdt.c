@@ -12,7 +12,7 @@
 
 extern uint64_t boot_gdt[];
 
-void gdt_init_cpu(struct cpu *c)
+void gdt_init_cpu(struct cpu *c, bool set_gs)
 {
 	struct arch_cpu *a = &c->arch;
 	uint64_t tss = (uint64_t)(uintptr_t)&a->tss, limit = sizeof(a->tss) - 1;
@@ -31,5 +31,6 @@ void gdt_init_cpu(struct cpu *c)
 	lgdt(&d);
 	ltr(GDT_TSS);
 	c->self = c;
-	wrmsr(MSR_GS_BASE, (uint64_t)(uintptr_t)c);
+	if (set_gs)
+		wrmsr(MSR_GS_BASE, (uint64_t)(uintptr_t)c);
 }

@@ -101,7 +101,7 @@ void arch_nmi_all(void)
 		lapic_send_icr(0, APIC_DEST_ALLINC | APIC_DM_NMI);
 }
 
-void lapic_init_cpu(void)
+void lapic_init_cpu(bool fresh)
 {
 	uint64_t base = rdmsr(MSR_APIC_BASE);
 
@@ -110,14 +110,23 @@ void lapic_init_cpu(void)
 		/* xAPIC -> x2APIC requires the global enable first. */
 		if (!(base & APIC_BASE_ENABLE))
 			wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE);
-		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE | APIC_BASE_X2APIC);
+		if (!(base & APIC_BASE_X2APIC))
+			wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE | APIC_BASE_X2APIC);
 	} else if (!(base & APIC_BASE_ENABLE)) {
 		wrmsr(MSR_APIC_BASE, base | APIC_BASE_ENABLE);
 	}
-	lapic_write(APIC_TPR, 0);
-	lapic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
-	lapic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
+	/*
+	 * An AP's LAPIC holds these already (each write is an exit): after INIT or plugvm's
+	 * reset of a hot-added vCPU, TPR 0 and every LVT masked (SDM 10.4.7.1); after this
+	 * kernel took the CPU offline, what lapic_init_cpu() and arch_cpu_dying() left. The
+	 * boot CPU's may hold firmware's (LINT0 in ExtINT mode).
+	 */
+	if (!fresh) {
+		lapic_write(APIC_TPR, 0);
+		lapic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+		lapic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
+		lapic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
+	}
 	lapic_write(APIC_LVT_LINT1, APIC_DM_NMI);
-	lapic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
 	lapic_write(APIC_SVR, 0x100 | VEC_SPURIOUS);
 }

@@ -37,7 +37,7 @@
 #define APIC_DEST_ALLBUT  0xc0000
 
 /* Enable this CPU's LAPIC (x2APIC if the CPU has it), spurious vector, LINTs masked/NMI. */
-void lapic_init_cpu(void);
+void lapic_init_cpu(bool fresh);
 bool lapic_x2apic(void);
 uint32_t lapic_read(uint32_t reg);
 void lapic_write(uint32_t reg, uint32_t v);

@@ -104,7 +104,7 @@ void *arch_cpu_idle_stack(unsigned cpu)
 	return cpu_table[cpu]->arch.stack;
 }
 
-extern char ap_start64[];
+extern char ap_start64[], ap_direct64[];
 
 /* plugvm's direct start (plugvm_abi.h): 1 if offered and not `smp.direct_start=0`. */
 static int direct_start = -1;
@@ -118,8 +118,8 @@ static bool use_direct_start(void)
 }
 
 /*
- * Ask plugvm to start the CPU in long mode at ap_start64 (which finds its stack and struct
- * cpu by APIC ID, as after the trampoline). The context lives on our stack: the kernel is
+ * Ask plugvm to start the CPU in long mode at ap_direct64, with its stack, its struct cpu as
+ * the argument and as GS base (entry.S). The context lives on our stack: the kernel is
  * identity-mapped, and plugvm answers before the OUT completes. False: use INIT-SIPI-SIPI.
  */
 static bool kick_direct(struct cpu *c)
@@ -127,7 +127,7 @@ static bool kick_direct(struct cpu *c)
 	struct plugvm_start_ctx ctx __attribute__((aligned(8))) = {
 		.apic_id = c->apic_id,
 		.status = ~0u,
-		.entry = (uint64_t)(uintptr_t)ap_start64,
+		.entry = (uint64_t)(uintptr_t)ap_direct64,
 		.stack = (uint64_t)(uintptr_t)c->arch.stack + CPU_STACK_SIZE,
 		.cr3 = read_cr3(),
 		.gs_base = (uint64_t)(uintptr_t)c,
@@ -174,12 +174,12 @@ void arch_cpu_dead_cleanup(unsigned cpu)
 	}
 }
 
-/* arch:starting, on the arriving CPU: descriptor tables, TSS, LAPIC. */
+/* arch:starting, on the arriving CPU: descriptor tables, TSS, LAPIC (GS base is set). */
 int arch_cpu_starting(unsigned cpu)
 {
-	gdt_init_cpu(cpu_table[cpu]);
+	gdt_init_cpu(cpu_table[cpu], false);
 	idt_load();
-	lapic_init_cpu();
+	lapic_init_cpu(true);
 	return 0;
 }
 
@@ -208,6 +208,12 @@ __noreturn void arch_cpu_dead(int *dead)
 __noreturn void ap_entry(struct cpu *c)
 {
 	wrmsr(MSR_GS_BASE, (uint64_t)(uintptr_t)c); /* this_cpu() from here on */
+	cpuhp_ap_entry(c->id);
+}
+
+/* entry.S, on a CPU plugvm started directly: GS base is c already (plugvm_start_ctx). */
+__noreturn void ap_entry_direct(struct cpu *c)
+{
 	cpuhp_ap_entry(c->id);
 }
 
