@@ -237,18 +237,21 @@ void vcpu_drop_start(struct vcpu *v)
 
 /*
  * The MSRs a guest may have left pointing into its memory or armed, which neither the
- * registers nor the LAPIC state cover: the TSC deadline and kvmclock.
+ * registers nor the LAPIC state cover: the TSC deadline, kvmclock, and KVM's paravirt EOI
+ * (whose flag word KVM would otherwise go on writing into the next guest's memory).
  */
 static int reset_msrs(struct vcpu *v)
 {
-	static const uint32_t idx[] = { 0x6e0 /* TSC_DEADLINE */, 0x4b564d01, 0x12 /* kvmclock */ };
+	static const uint32_t idx[] = { 0x6e0 /* TSC_DEADLINE */, 0x4b564d01, 0x12 /* kvmclock */,
+					0x4b564d04 /* PV EOI */ };
+	enum { NR = sizeof(idx) / sizeof(idx[0]) };
 	struct {
 		struct kvm_msrs hdr;
-		struct kvm_msr_entry e[3];
-	} m = { .hdr.nmsrs = 3 };
+		struct kvm_msr_entry e[NR];
+	} m = { .hdr.nmsrs = NR };
 	unsigned i;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NR; i++)
 		m.e[i].index = idx[i];
 	return ioctl(v->fd, KVM_SET_MSRS, &m) < 0 ? -1 : 0;
 }
