@@ -71,6 +71,7 @@ static struct {
 	atomic_uint cpuid_set[MAX_CPUS]; /* KVM_SET_CPUID2 calls per vCPU */
 	atomic_uint runs[MAX_CPUS]; /* KVM_RUN entries per vCPU */
 	atomic_uint runnable[MAX_CPUS]; /* KVM_SET_MP_STATE RUNNABLE: a direct start applied */
+	atomic_uint pv_eoi_off[MAX_CPUS]; /* KVM_SET_MSRS writing 0 to MSR_KVM_PV_EOI_EN */
 } kvm;
 
 static int vcpu_of_fd(int fd)
@@ -134,8 +135,16 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	case KVM_GET_FPU:
 	case KVM_SET_FPU:
 		return 0;
-	case KVM_SET_MSRS:
-		return (int)((struct kvm_msrs *)arg)->nmsrs;
+	case KVM_SET_MSRS: {
+		struct kvm_msrs *m = arg;
+		unsigned i;
+
+		id = vcpu_of_fd(fd);
+		for (i = 0; id >= 0 && i < m->nmsrs; i++)
+			if (m->entries[i].index == 0x4b564d04 && m->entries[i].data == 0)
+				atomic_fetch_add(&kvm.pv_eoi_off[id], 1);
+		return (int)m->nmsrs;
+	}
 	default:
 		return __real_ioctl(fd, req, arg);
 	}
@@ -447,7 +456,7 @@ static int teardown(void **state)
  */
 static void test_pause_reset_resume(void **state)
 {
-	unsigned last = 0, runs[2];
+	unsigned last = 0, runs[2], off;
 
 	(void)state;
 	assert_int_equal(cpus_run_state(vm.cpus), CPUS_RUNNING);
@@ -457,7 +466,10 @@ static void test_pause_reset_resume(void **state)
 	assert_int_equal(cpus_pause(vm.cpus), 0); /* nothing to do */
 	host_add(2, "hot");
 	assert_true(cpus_present(vm.cpus, 2));
+	off = atomic_load(&kvm.pv_eoi_off[0]);
 	assert_int_equal(cpus_reset(vm.cpus), 0);
+	/* KVM's paravirt EOI, which a guest points into its memory, is off after the reset. */
+	assert_true(atomic_load(&kvm.pv_eoi_off[0]) > off);
 	assert_false(cpus_present(vm.cpus, 2));
 	assert_true(cpus_present(vm.cpus, 0) && cpus_present(vm.cpus, 1));
 	assert_int_equal(nr_events(CPUS_EVENT_DELETED, &last), 1);
