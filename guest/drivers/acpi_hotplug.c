@@ -234,18 +234,17 @@ static void handle_events(void)
 
 /*
  * The paravirt port: one claim reads every pending event (and every present slot) into
- * pv_events; inserts are handled before removals. Returns the number claimed. `reconcile`:
- * also bring up present slots the kernel does not have (inserted before the driver listened),
- * as reconcile() does for the ACPI block.
+ * pv_events; inserts are handled before removals. `reconcile_present`: also bring up present
+ * slots the kernel does not have (inserted before the driver listened), as reconcile() does
+ * for the ACPI block.
  */
-static unsigned handle_pv_events(bool reconcile_present)
+static void handle_pv_events(bool reconcile_present)
 {
-	uint32_t n = inl(PLUGVM_PORT_HOTPLUG_PV);
 	unsigned w;
 
-	if (n == ~0u) {
+	if (inl(PLUGVM_PORT_HOTPLUG_PV) == ~0u) {
 		pr_warn("acpi-hotplug: plugvm's paravirt port answered no claim\n");
-		return 0;
+		return;
 	}
 	watchdog_op_end(&sci_op); /* taken: see handle_events() */
 	for (w = 0; w < PLUGVM_HOTPLUG_WORDS; w++) {
@@ -279,10 +278,13 @@ static unsigned handle_pv_events(bool reconcile_present)
 			rem &= ~(1ull << b);
 		}
 	}
-	return n;
 }
 
-/* plugvm's notification (an MSI, VEC_PV_HOTPLUG): the thread claims. */
+/*
+ * plugvm's notification (an MSI, VEC_PV_HOTPLUG): the thread claims. The flag is what counts:
+ * the thread tests it before it first sleeps, so one set before acpi_hotplug_start() made
+ * the thread (or when none could be made) is not lost and no wake-up is owed.
+ */
 static void pv_irq(unsigned vector, void *arg)
 {
 	(void)vector;
@@ -291,7 +293,8 @@ static void pv_irq(unsigned vector, void *arg)
 	watchdog_op_begin(&sci_op, 0, "acpi-hotplug: a paravirt notification (thread not woken)", 0,
 			  0);
 	__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
-	thread_wake(hp_thread_ptr);
+	if (hp_thread_ptr)
+		thread_wake(hp_thread_ptr);
 }
 
 /* LISTEN on the paravirt port (plugvm_hotplug.h): 0, or -EIO when plugvm refused. */
@@ -449,9 +452,11 @@ int acpi_hotplug_start(void)
 			ai->fadt_flags & PLUGVM_ACPI_FADT_HW_REDUCED ? "no GED in the DSDT"
 								     : "no PM1 event block");
 	if (have_pv) {
-		/* No GPE: the block is not used; plugvm's MSI wakes the thread. */
-		__atomic_store_n(&sci_pending, 1, __ATOMIC_RELEASE);
-		thread_wake(hp_thread_ptr);
+		/*
+		 * No GPE, and no wake-up of the thread now: the claim above took every event
+		 * from before LISTEN, and each one since came with an MSI, which sets the flag
+		 * the thread tests before it sleeps (pv_irq()).
+		 */
 		printk(
 		    "acpi-hotplug: ready (%s block at %#x, %u slots, SCI on GSI %u, power button "
 		    "%s; CPU hotplug through plugvm's paravirt port)\n",
