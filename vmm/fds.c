@@ -81,14 +81,16 @@ int fds_manager_listener(int argc, char **argv)
 	int i;
 
 	for (i = 1; i < argc && argv[i]; i++) {
-		const char *w = argv[i];
+		const char *w;
 
-		/* Each word of the argument: the start, or just after a comma. */
-		for (; w; w = strchr(w, ',') ? strchr(w, ',') + 1 : NULL) {
+		/* Each `fd=N` that starts the argument or follows a ',' or a '=' (--qmp=fd=N). */
+		for (w = strstr(argv[i], "fd="); w; w = strstr(w + 3, "fd=")) {
 			char *end;
 			long fd;
 
-			if (strncmp(w, "fd=", 3) || w[3] < '0' || w[3] > '9')
+			if (w != argv[i] && w[-1] != ',' && w[-1] != '=')
+				continue;
+			if (w[3] < '0' || w[3] > '9')
 				continue;
 			errno = 0;
 			fd = strtol(w + 3, &end, 10);

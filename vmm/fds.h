@@ -27,8 +27,8 @@ int fds_close_inherited(const int *keep, unsigned nr_keep);
 
 /*
  * The listening socket a manager passed to be its monitor: the first `fd=N` among argv's
- * words (comma-separated options included, as QEMU's `-chardev socket,...,fd=N` and plugvm's
- * `--qmp fd=N`) that is an open, listening AF_UNIX stream socket. -1 if there is none.
+ * words (comma-separated options included, as QEMU's `-chardev socket,...,fd=N`, and plugvm's
+ * `--qmp fd=N` or `--qmp=fd=N`) that is an open, listening AF_UNIX stream socket. -1 if there is none.
  * Reads only argv and the descriptors' socket options, so it holds on a half-parsed command
  * line (test_fds.c: test_finds_the_managers_listener).
  */

@@ -101,7 +101,7 @@ static void test_finds_the_managers_listener(void **state)
 	struct sockaddr_un addr;
 	socklen_t len;
 	int lfd = listener(&addr, &len), pipefd[2], sp[2];
-	char chardev[64], add_fd[64], qmp[16], bad[32], pair[32];
+	char chardev[64], add_fd[64], qmp[16], bad[32], pair[32], eq[32];
 
 	(void)state;
 	assert_int_equal(pipe(pipefd), 0);
@@ -118,10 +118,17 @@ static void test_finds_the_managers_listener(void **state)
 				 pair,		"-x",	    bad,     "-blockdev",
 				 "driver=file", "-chardev", chardev, NULL };
 		char *native[] = { "plugvm", "--qmp", qmp, NULL };
+		char *joined[] = { "plugvm", NULL, NULL };
 		char *none[] = { "plugvm", "-add-fd", add_fd, "-chardev", pair, bad, NULL };
 
 		assert_int_equal(fds_manager_listener(11, qemu), lfd);
 		assert_int_equal(fds_manager_listener(3, native), lfd);
+		snprintf(eq, sizeof(eq), "--qmp=fd=%d", lfd);
+		joined[1] = eq;
+		assert_int_equal(fds_manager_listener(2, joined), lfd);
+		/* Not a word of its own: `xfd=N` names no descriptor. */
+		snprintf(eq, sizeof(eq), "xfd=%d", lfd);
+		assert_int_equal(fds_manager_listener(2, joined), -1);
 		assert_int_equal(fds_manager_listener(6, none), -1);
 	}
 	close(lfd);
