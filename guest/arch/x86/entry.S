@@ -58,19 +58,13 @@ entry64:
 /*
  * Application processors arrive here from the trampoline, in long mode on the boot page
  * tables with a temporary GDT. Find our stack by APIC ID (CPUID leaf 0xb, or leaf 1 when
- * 0xb is absent), load the kernel GDT, and call ap_entry(cpu).
+ * 0xb is absent), then ap_kernel(ap_entry, cpu).
  */
 	.globl ap_start64
 ap_start64:
-	lgdt	boot_gdt_desc
-	movl	$GDT_KERNEL_DS, %eax
-	movl	%eax, %ss
 	xorl	%eax, %eax
-	movl	%eax, %ds
-	movl	%eax, %es
 	movl	%eax, %fs
 	movl	%eax, %gs
-	xorl	%eax, %eax
 	cpuid
 	cmpl	$0xb, %eax
 	jb	3f
@@ -83,47 +77,48 @@ ap_start64:
 	cpuid
 	shrl	$24, %ebx			/* initial APIC ID */
 4:	cmpl	$MAX_APIC_ID, %ebx
-	jae	5f
+	jae	ap_halt
 	shlq	$4, %rbx
 	leaq	ap_boot_table(%rip), %rax
 	movq	(%rax, %rbx), %rsp		/* stack top */
 	movq	8(%rax, %rbx), %rdi		/* struct cpu * */
 	testq	%rsp, %rsp
-	jz	5f
-	/* Far return into the 64-bit kernel code segment of the kernel GDT. */
-	pushq	$GDT_KERNEL_CS
-	leaq	6f(%rip), %rax
-	pushq	%rax
-	lretq
-6:	xorl	%ebp, %ebp
-	call	ap_entry
-5:	cli
-	hlt
-	jmp	5b
+	jz	ap_halt
+	leaq	ap_entry(%rip), %r12
+	jmp	ap_kernel
 
 /*
  * Application processors plugvm started directly (smp.c, kick_direct) arrive here in long
  * mode with RSP = their stack top, RDI = their struct cpu and GS base = the same: no lookup
- * by APIC ID (whose CPUIDs are exits on hardware), GS left alone. Load the kernel GDT and
- * call ap_entry_direct(cpu).
+ * by APIC ID (whose CPUIDs are exits on hardware), GS left alone; then
+ * ap_kernel(ap_entry_direct, cpu).
  */
 	.globl ap_direct64
 ap_direct64:
+	leaq	ap_entry_direct(%rip), %r12
+
+/*
+ * Both: with RSP and RDI (the struct cpu) set, load the kernel GDT and its data and code
+ * segments, and call *%r12 (cpu), which never returns.
+ */
+ap_kernel:
 	lgdt	boot_gdt_desc
 	movl	$GDT_KERNEL_DS, %eax
 	movl	%eax, %ss
 	xorl	%eax, %eax
 	movl	%eax, %ds
 	movl	%eax, %es
+	/* Far return into the 64-bit kernel code segment of the kernel GDT. */
 	pushq	$GDT_KERNEL_CS
-	leaq	7f(%rip), %rax
+	leaq	6f(%rip), %rax
 	pushq	%rax
 	lretq
-7:	xorl	%ebp, %ebp
-	call	ap_entry_direct
+6:	xorl	%ebp, %ebp
+	call	*%r12
+ap_halt:
 	cli
-8:	hlt
-	jmp	8b
+	hlt
+	jmp	ap_halt
 
 	.section .data
 	.balign 16
