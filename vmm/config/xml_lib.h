@@ -2,8 +2,8 @@
 /*
  * libxml2 for the --domain reader, loaded with dlopen() when a document is read and never
  * otherwise: linked, libxml2 brings ICU, libstdc++, libm, zlib and liblzma into every VM,
- * about 2.3 MB of resident mappings a VM started without --domain never uses (docs/
- * performance.md, "VMM memory"; bench/hotplug/rss). Only the reader's files use it.
+ * resident mappings a VM started without --domain never uses (bench/README.md, "VMM memory";
+ * tests/integration/test_memory.py). Only the reader's files use it.
  */
 #ifndef PLUGVM_VMM_XML_LIB_H
 #define PLUGVM_VMM_XML_LIB_H
