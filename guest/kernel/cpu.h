@@ -46,6 +46,18 @@ extern struct cpumask cpu_possible_mask;
 extern struct cpumask cpu_present_mask;
 extern struct cpumask cpu_online_mask;
 
+/*
+ * Add `cpu` to cpu_online_mask (or take it out), first accounting the time since the last
+ * change at the old count (cpu_online_integral_ns()). Any context; a spinlock inside.
+ */
+void cpu_set_online(unsigned cpu, bool online);
+/*
+ * The integral over time of the number of online CPUs, in CPU-ns, from the first
+ * cpu_set_online() to now, exact at every change; *nr (if not NULL) gets the count now.
+ * Any context.
+ */
+uint64_t cpu_online_integral_ns(unsigned *nr);
+
 /* Logical CPU number of `apic_id`, or -1. */
 int cpu_from_apic_id(uint32_t apic_id);
 

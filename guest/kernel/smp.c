@@ -61,7 +61,7 @@ int smp_cpu_online(unsigned int cpu)
 
 	s->open = true;
 	spin_unlock_irqrestore(&s->lock, flags);
-	cpumask_set(&cpu_online_mask, cpu);
+	cpu_set_online(cpu, true);
 	return 0;
 }
 
@@ -69,7 +69,7 @@ int smp_cpu_offline(unsigned int cpu)
 {
 	struct call_slot *s = &slots[cpu];
 
-	cpumask_clear(&cpu_online_mask, cpu); /* after this nobody can wait on a call to us */
+	cpu_set_online(cpu, false); /* after this nobody can wait on a call to us */
 
 	/*
 	 * A caller that saw us open holds the slot lock and waits for its request to run:
