@@ -148,11 +148,11 @@ GUEST_ARCH_SRCS := $(addprefix guest/arch/x86/,entry.S trampoline.S vectors.S sw
 	string.c context.c)
 GUEST_INIT_SRCS := guest/init/main.c
 GUEST_KERNEL_SRCS := $(addprefix guest/kernel/,printk.c bug.c cmdline.c mm.c panic.c cpu.c \
-	smp.c sched.c sched_hotplug.c sched_debug.c thread.c prioq.c wait.c mutex.c local_lock.c \
+	smp.c sched.c sched_hotplug.c sched_debug.c sched_load.c thread.c prioq.c wait.c mutex.c local_lock.c \
 	lockdep.c lockdep_report.c timer.c tick.c hrtimer.c timer_wheel.c timerqueue.c cpuhp.c \
 	cpuhp_engine.c cpuhp_table.c watchdog.c nmi.c)
 GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c monitor_input.c acpi_cpu_hotplug.c acpi_hotplug.c \
-	virtio_mmio.c virtio_console.c agent.c)
+	virtio_mmio.c virtio_console.c agent.c load.c)
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
 	selftest_sched.c selftest_timer_cpus.c selftest_timer.c selftest_cpuhp_walk.c \
 	selftest_cpuhp.c selftest_hotplug.c selftest_virtio.c selftest_watchdog.c \

@@ -13,6 +13,7 @@
 #include "arch.h"
 #include "drivers/acpi_hotplug.h"
 #include "drivers/agent.h"
+#include "drivers/load.h"
 #include "drivers/uart.h"
 #include "drivers/virtio_console.h"
 #include "drivers/virtio_mmio.h"
@@ -81,6 +82,7 @@ static int init_main(void *arg)
 
 	(void)arg;
 	watchdog_init(); /* a hang from here on is reported, not just waited out */
+	load_start(); /* before the others come up: each publishes from its first idle entry */
 	cpuhp_boot_secondaries();
 	printk("plugvm-guest: %u/%u CPUs online\n", cpumask_weight(&cpu_online_mask),
 	       cpumask_weight(&cpu_present_mask));

@@ -27,6 +27,14 @@
 struct spinlock sched_parked_lock = SPINLOCK_INIT("sched.parked");
 struct list_head sched_parked = LIST_HEAD_INIT(sched_parked);
 uint64_t sched_atomic_sleep_bugs;
+struct plugvm_load_latch *sched_load_area;
+uint32_t sched_load_nr;
+
+void sched_load_set_area(struct plugvm_load_latch *area, uint32_t nr)
+{
+	__atomic_store_n(&sched_load_nr, nr, __ATOMIC_RELAXED);
+	__atomic_store_n(&sched_load_area, area, __ATOMIC_RELEASE);
+}
 
 /* ---- placement (interrupts off) ----------------------------------------------------------- */
 
@@ -347,6 +355,8 @@ void sched_tick(void)
 {
 	struct thread *t = this_rq()->curr;
 
+	if (!t->is_idle)
+		rq_load_update(this_rq(), false, true); /* a busy tick publishes */
 	if (t->is_idle || t->policy != SCHED_RR)
 		return;
 	if (--t->slice_left <= 0) {
@@ -482,12 +492,14 @@ __noreturn void sched_idle(void)
 		rq = this_rq();
 		if (!need_resched() && llist_empty(&rq->wake_list)) {
 			rq->stats.idle_entries++;
+			rq_load_update(rq, true, false); /* publishes on the way in only */
 			/* No tick while nothing is due; a wake-up for nothing leaves it stopped. */
 			tick_idle_enter();
 			arch_safe_halt();
 			continue;
 		}
 		/* Leaving idle to run a thread: its tick first, with interrupts still off. */
+		rq_load_update(rq, false, false);
 		tick_idle_exit();
 		arch_irq_enable();
 		__schedule(SCHED_MODE_PREEMPT);

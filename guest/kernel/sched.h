@@ -20,6 +20,7 @@
 #include "kernel/list.h"
 #include "kernel/lockdep.h"
 #include "kernel/prioq.h"
+#include "plugvm_load.h"
 
 #define SCHED_PRIO_MIN	    0
 #define SCHED_PRIO_MAX	    (PRIOQ_NR_PRIO - 1)
@@ -199,6 +200,13 @@ int sched_activate_cpu(unsigned int cpu);
  * Runs on `cpu` itself (its hotplug thread). Returns 0.
  */
 int sched_deactivate_cpu(unsigned int cpu);
+/*
+ * The load latches (common/plugvm_load.h): from this call on, each CPU publishes its
+ * figures into area[its APIC ID] (if below nr) at its update points: every tick while busy,
+ * idle entry and exit, and once with ONLINE clear when it goes down. `area` stays the
+ * kernel's for good (registering it with plugvm is drivers/load.c's). Once, at boot.
+ */
+void sched_load_set_area(struct plugvm_load_latch *area, uint32_t nr);
 /* The idle loop of the calling CPU. */
 __noreturn void sched_idle(void);
 

@@ -50,6 +50,7 @@ void sched_init_boot_cpu(void)
 	boot_idle.on_cpu = 1;
 	rq->online = true;
 	rq->active = true;
+	sched_load_start(&rq->load, arch_now_ns());
 	arch_set_irq_handler(VEC_RESCHEDULE, sched_resched_ipi, NULL);
 }
 
@@ -84,6 +85,7 @@ int sched_starting_cpu(unsigned int cpu)
 
 	(void)cpu;
 	rq->curr->on_cpu = 1;
+	sched_load_start(&rq->load, arch_now_ns()); /* busy until its idle loop says */
 	__atomic_store_n(&rq->online, true, __ATOMIC_SEQ_CST);
 	return 0;
 }
@@ -96,6 +98,9 @@ int sched_dying_cpu(unsigned int cpu)
 	/* Hand-overs that read `online` before this are in the wake list by the time the
 	 * control CPU's sched_dead_cpu() drains it; the queue we empty now. */
 	__atomic_store_n(&rq->online, false, __ATOMIC_SEQ_CST);
+	/* Its last word to plugvm: the time up to here, and ONLINE clear. */
+	sched_load_stop(&rq->load, arch_now_ns());
+	rq_load_publish(rq);
 	local_lock_irqs_off(&rq->lock);
 	rq_drain_wake_list(rq);
 	while ((e = prioq_peek(&rq->queue))) {

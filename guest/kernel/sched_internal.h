@@ -101,6 +101,35 @@ static inline void rq_dequeue(struct rq *rq, struct thread *t)
 	WRITE_ONCE(rq->nr_running, rq->nr_running - 1);
 }
 
+/* ---- the load latches (sched_load.h; interrupts off, on the CPU itself) ------------------ */
+
+/* Set once by sched_load_set_area(): nr first, then the area (release). */
+extern struct plugvm_load_latch *sched_load_area;
+extern uint32_t sched_load_nr;
+
+/* Publish this CPU's figures into its latch, if the area is set and has its APIC ID. */
+static inline void rq_load_publish(struct rq *rq)
+{
+	struct plugvm_load_latch *area = __atomic_load_n(&sched_load_area, __ATOMIC_ACQUIRE);
+	uint32_t apic_id = this_cpu()->apic_id;
+
+	if (area && apic_id < sched_load_nr)
+		sched_load_publish(&area[apic_id], &rq->load, 0);
+}
+
+/*
+ * An update point of this CPU's load: account up to now with `idle` and the run queue's
+ * count from here on, and publish when `always` (a busy tick) or the idle state changed.
+ * Nothing once the CPU stopped (sched_load_stop()).
+ */
+static inline void rq_load_update(struct rq *rq, bool idle, bool always)
+{
+	if (!rq->load.online)
+		return;
+	if (sched_load_account(&rq->load, arch_now_ns(), idle, rq->nr_running) || always)
+		rq_load_publish(rq);
+}
+
 /* Take the wake-ups other CPUs handed us. */
 void rq_drain_wake_list(struct rq *rq);
 

@@ -13,6 +13,7 @@
 #include "kernel/list.h"
 #include "kernel/local_lock.h"
 #include "kernel/prioq.h"
+#include "kernel/sched_load.h"
 
 struct thread;
 
@@ -37,6 +38,7 @@ struct rq {
 	struct thread *last; /* switched away from; released by finish_switch() */
 	struct sched_stats stats;
 	uint64_t urgent_tsc; /* since when a more urgent thread waits (0: none); watchdog */
+	struct sched_load load; /* busy and wait totals (sched_load.h), kept across lives */
 	/* Read racily by other CPUs' wake-up placement (written by this CPU only): */
 	int curr_prio; /* -1 while idle */
 	unsigned nr_running; /* queued + running (idle not counted) */
