@@ -59,6 +59,7 @@ struct thread {
 	bool percpu; /* per-CPU kernel thread: runs on its CPU while that is online, not active */
 	bool rr_expired; /* SCHED_RR slice used up: requeue at the tail */
 	bool bug_expected; /* provokes BUG reports on purpose (bug_expect()) */
+	bool holds_cpu; /* pinned to `pinned` and holding it (thread_hold_cpu()) */
 	struct llist_node wake_node; /* on a remote CPU's wake_list */
 	struct list_head park_node; /* on the parked list */
 	struct list_head all_node; /* on the global thread list */
@@ -160,6 +161,17 @@ void thread_set_policy(struct thread *t, enum sched_policy policy);
 /* Pin to `cpu` or THREAD_ANY_CPU; a running thread moves at its next wake-up or yield. */
 void thread_set_cpu(struct thread *t, int cpu);
 
+/*
+ * Pin the calling thread to `cpu` and hold it there: while it holds, taking `cpu` down is
+ * refused with -EBUSY at its first teardown step (sched:active), before anything moves, and
+ * its load latch says PLUGVM_LOAD_HELD. For real-time work that must not lose its CPU.
+ * Thread context. 0; -ENODEV if `cpu` is not active (or going down); -EBUSY if the thread
+ * already holds one.
+ */
+int thread_hold_cpu(unsigned cpu);
+/* Stop holding (the thread stays pinned). A thread that exits holding releases it. */
+void thread_release_cpu(void);
+
 /* Switch to the best runnable thread of this CPU. Thread context, preemption enabled. */
 void schedule(void);
 /* Interrupt exit: preempt the interrupted thread if needed (interrupts off). */
@@ -197,7 +209,8 @@ int sched_activate_cpu(unsigned int cpu);
  * sched:active teardown: stop `cpu` taking threads, wait until no CPU can still be handing
  * it one, and move every movable thread it has to other active CPUs; threads pinned to it
  * are parked (not lost). Each one moved or parked counts in its sched_stats.evacuated.
- * Runs on `cpu` itself (its hotplug thread). Returns 0.
+ * Runs on `cpu` itself (its hotplug thread). Returns 0; -EBUSY, with nothing changed,
+ * while a thread holds `cpu` (thread_hold_cpu()).
  */
 int sched_deactivate_cpu(unsigned int cpu);
 /*

@@ -16,6 +16,8 @@
 #include "kernel/sched_internal.h"
 
 static struct thread boot_idle;
+/* Orders each rq->nr_held change against sched_deactivate_cpu()'s check and `active`. */
+static struct spinlock hold_lock = SPINLOCK_INIT("sched.hold");
 
 static void rq_init(struct rq *rq, struct thread *idle, unsigned cpu)
 {
@@ -190,6 +192,42 @@ int sched_activate_cpu(unsigned int cpu)
 	return 0;
 }
 
+int thread_hold_cpu(unsigned cpu)
+{
+	struct thread *me = current_thread();
+	unsigned long flags;
+	struct rq *rq = cpu_rq(cpu);
+
+	if (me->holds_cpu)
+		return -EBUSY;
+	/* Active under the lock: sched_deactivate_cpu() has not begun, and will see us. */
+	flags = spin_lock_irqsave(&hold_lock);
+	if (!rq || !cpu_active(cpu)) {
+		spin_unlock_irqrestore(&hold_lock, flags);
+		return -ENODEV;
+	}
+	WRITE_ONCE(rq->nr_held, rq->nr_held + 1);
+	me->holds_cpu = true;
+	spin_unlock_irqrestore(&hold_lock, flags);
+	thread_set_cpu(me, (int)cpu); /* moves us there now */
+	return 0;
+}
+
+void thread_release_cpu(void)
+{
+	struct thread *me = current_thread();
+	unsigned long flags;
+	struct rq *rq;
+
+	if (!me->holds_cpu)
+		return;
+	flags = spin_lock_irqsave(&hold_lock);
+	rq = cpu_rq((unsigned)me->pinned); /* held: pinned there all along */
+	WRITE_ONCE(rq->nr_held, rq->nr_held - 1);
+	me->holds_cpu = false;
+	spin_unlock_irqrestore(&hold_lock, flags);
+}
+
 /* A CPU that cannot go down says which thread keeps it (once). */
 static bool warn_deactivate_stuck(unsigned cpu, const struct thread *t)
 {
@@ -207,7 +245,17 @@ int sched_deactivate_cpu(unsigned int cpu)
 	uint64_t since = arch_now_ns();
 	bool stuck, warned = false;
 
+	/*
+	 * The first teardown step: refused here, while a thread holds this CPU, nothing has
+	 * changed yet and the engine's roll-back has nothing to undo (selftest=cpuhp_hold).
+	 */
+	flags = spin_lock_irqsave(&hold_lock);
+	if (rq->nr_held) {
+		spin_unlock_irqrestore(&hold_lock, flags);
+		return -EBUSY;
+	}
 	__atomic_store_n(&rq->active, false, __ATOMIC_SEQ_CST);
+	spin_unlock_irqrestore(&hold_lock, flags);
 	/*
 	 * A hand-over that read `active` as true is counted until it pushed to our wake_list
 	 * (sched.c push_to(), interrupts off, a few instructions): wait for none, not for an

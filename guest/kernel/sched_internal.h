@@ -114,7 +114,8 @@ static inline void rq_load_publish(struct rq *rq)
 	uint32_t apic_id = this_cpu()->apic_id;
 
 	if (area && apic_id < sched_load_nr)
-		sched_load_publish(&area[apic_id], &rq->load, 0);
+		sched_load_publish(&area[apic_id], &rq->load,
+				   READ_ONCE(rq->nr_held) ? PLUGVM_LOAD_HELD : 0);
 }
 
 /*

@@ -44,6 +44,8 @@ struct rq {
 	unsigned nr_running; /* queued + running (idle not counted) */
 	bool active; /* accepts threads; cleared first when the CPU goes down */
 	bool online; /* runs its own per-CPU threads (from STARTING until it dies) */
+	/* Guarded by sched_hotplug.c's hold lock (read racily for the load latch's flags): */
+	unsigned nr_held; /* threads holding this CPU (thread_hold_cpu()): it refuses to go */
 	/* Lock-free: other CPUs push wake-ups here, this CPU drains it. */
 	struct llist_head wake_list;
 	/*

@@ -98,6 +98,8 @@ __noreturn void thread_exit(int code)
 		pr_bug("thread %s exits holding %u locks\n", t->name, lockdep_depth());
 		lockdep_print_held_locks();
 	}
+	if (t->holds_cpu)
+		thread_release_cpu(); /* its CPU may go once the thread is gone */
 	t->exit_code = code;
 	arch_irq_disable();
 	/*
