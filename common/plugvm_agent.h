@@ -199,12 +199,18 @@ _Static_assert(sizeof(struct plugvm_agent_lock_stats) == 80, "lock stats");
 
 #define PLUGVM_AGENT_WORK_HOG	 1 /* CPU-bound threads that sleep briefly between bursts */
 #define PLUGVM_AGENT_WORK_TIMERS 2 /* timer storm: mostly cancelled timeouts */
+/*
+ * Alone, not with the others: real-time threads pinned to `cpu` that hold it (the guest
+ * refuses to take it down, its load record says PLUGVM_LOAD_HELD) until the workload stops,
+ * each waking every period.
+ */
+#define PLUGVM_AGENT_WORK_HOLD 4
 
 struct plugvm_agent_workload {
-	uint32_t kind; /* PLUGVM_AGENT_WORK_* bits */
+	uint32_t kind; /* PLUGVM_AGENT_WORK_* bits, or PLUGVM_AGENT_WORK_HOLD alone */
 	uint32_t threads; /* 1 .. 64 */
-	uint32_t period_us; /* hog: sleep between bursts; timers: re-arm period */
-	uint32_t reserved;
+	uint32_t period_us; /* hog: sleep between bursts; timers: re-arm period; hold: wake-ups */
+	uint32_t cpu; /* hold: the CPU held (an active one); 0 for the other kinds */
 };
 _Static_assert(sizeof(struct plugvm_agent_workload) == 16, "workload");
 

@@ -3,7 +3,8 @@
  * Agent-driven workloads (see workload.h). Each thread does what `kind` asks, every
  * period: a burst of arithmetic (hog), and/or re-arms its timeouts, cancelling the ones
  * still pending (most of them: they are set 5-100 ms out and the period is shorter) while
- * a short one now and then fires (timer storm). wl_mutex serializes start and stop.
+ * a short one now and then fires (timer storm); or it holds a CPU (thread_hold_cpu()) and
+ * wakes every period until stopped (hold). wl_mutex serializes start and stop.
  */
 #include "apps/workload.h"
 
@@ -17,11 +18,13 @@
 #include "kernel/sched.h"
 #include "kernel/string.h"
 #include "kernel/timer.h"
+#include "kernel/wait.h"
 
 #define WL_MAX_THREADS 64
 #define WL_TIMERS      8 /* per thread */
 #define WL_BURST       500 /* iterations per hog burst: short, CPL0 may be emulated */
 #define WL_PRIO	       20
+#define WL_HOLD_PRIO   80 /* real-time: below cpuhp/N (98) and the latency threads (99) */
 
 struct wl_timer {
 	struct timer_list t;
@@ -35,13 +38,15 @@ struct wl_thread {
 	/* Written by the thread, read after it was joined: */
 	uint64_t iterations, armed, cancelled;
 	struct wl_timer timers[WL_TIMERS];
+	struct completion held; /* hold: completed once thread_hold_cpu() answered */
+	int hold_err; /* its answer, read after `held` */
 };
 
 static struct mutex wl_mutex;
 /* Guarded by wl_mutex: */
 static struct wl_thread *wl;
 static unsigned wl_nr;
-static uint32_t wl_id, wl_next_id = 1, wl_kind, wl_period_us;
+static uint32_t wl_id, wl_next_id = 1, wl_kind, wl_period_us, wl_cpu;
 static uint64_t wl_t0;
 static volatile int wl_stop;
 
@@ -75,10 +80,27 @@ static void storm(struct wl_thread *w)
 	}
 }
 
+/* Hold wl_cpu, wake every period until stopped, let go. */
+static int wl_hold(struct wl_thread *w)
+{
+	w->hold_err = thread_hold_cpu(wl_cpu);
+	complete(&w->held);
+	if (w->hold_err)
+		return 0;
+	while (!READ_ONCE(wl_stop)) {
+		w->iterations++;
+		sleep_ns((uint64_t)wl_period_us * 1000);
+	}
+	thread_release_cpu();
+	return 0;
+}
+
 static int wl_main(void *arg)
 {
 	struct wl_thread *w = arg;
 
+	if (wl_kind == PLUGVM_AGENT_WORK_HOLD)
+		return wl_hold(w);
 	while (!READ_ONCE(wl_stop)) {
 		if (wl_kind & PLUGVM_AGENT_WORK_HOG) {
 			unsigned i;
@@ -135,13 +157,46 @@ static void wl_finish(struct plugvm_agent_workload_result *r)
 	wl_id = 0;
 }
 
+/* Start the threads, and for a hold wait until each holds its CPU. wl_mutex held. */
+static int wl_spawn(void)
+{
+	bool hold = wl_kind == PLUGVM_AGENT_WORK_HOLD;
+	unsigned i;
+
+	/* Unbound: the scheduler spreads them and moves them off a CPU going down; holding
+	 * threads pin themselves. */
+	for (i = 0; i < wl_nr; i++) {
+		wl[i].t = thread_run(hold ? "hold" : "workload", wl_main, &wl[i],
+				     hold ? WL_HOLD_PRIO : WL_PRIO, THREAD_ANY_CPU);
+		if (!wl[i].t)
+			return -ENOMEM;
+	}
+	for (i = 0; hold && i < wl_nr; i++) {
+		wait_for_completion(&wl[i].held);
+		if (wl[i].hold_err)
+			return wl[i].hold_err;
+	}
+	return 0;
+}
+
+static bool wl_valid(const struct plugvm_agent_workload *w)
+{
+	uint32_t mixed = PLUGVM_AGENT_WORK_HOG | PLUGVM_AGENT_WORK_TIMERS;
+
+	if (!w->threads || w->threads > WL_MAX_THREADS || w->period_us > 1000000)
+		return false;
+	if (w->kind == PLUGVM_AGENT_WORK_HOLD)
+		return w->cpu < NR_CPUS;
+	return w->kind && !(w->kind & ~mixed) && !w->cpu;
+}
+
 int workload_start(const struct plugvm_agent_workload *w, uint32_t *id)
 {
 	struct plugvm_agent_workload_result r;
 	unsigned i, k;
+	int err;
 
-	if (!w->kind || (w->kind & ~(uint32_t)(PLUGVM_AGENT_WORK_HOG | PLUGVM_AGENT_WORK_TIMERS)) ||
-	    !w->threads || w->threads > WL_MAX_THREADS || w->period_us > 1000000)
+	if (!wl_valid(w))
 		return -EINVAL;
 	lock();
 	if (wl) {
@@ -156,6 +211,7 @@ int workload_start(const struct plugvm_agent_workload *w, uint32_t *id)
 	wl_nr = w->threads;
 	wl_kind = w->kind;
 	wl_period_us = w->period_us ? w->period_us : 1000;
+	wl_cpu = w->cpu;
 	wl_id = wl_next_id++;
 	wl_stop = 0;
 	wl_t0 = arch_now_ns();
@@ -163,15 +219,13 @@ int workload_start(const struct plugvm_agent_workload *w, uint32_t *id)
 		wl[i].seed = i * 2654435761u + wl_id;
 		for (k = 0; k < WL_TIMERS; k++)
 			timer_setup(&wl[i].timers[k].t, wl_timer_fn, 0);
+		completion_init(&wl[i].held);
 	}
-	/* Unbound: the scheduler spreads them and moves them off a CPU going down. */
-	for (i = 0; i < wl_nr; i++) {
-		wl[i].t = thread_run("workload", wl_main, &wl[i], WL_PRIO, THREAD_ANY_CPU);
-		if (!wl[i].t) {
-			wl_finish(&r);
-			mutex_unlock(&wl_mutex);
-			return -ENOMEM;
-		}
+	err = wl_spawn();
+	if (err) {
+		wl_finish(&r);
+		mutex_unlock(&wl_mutex);
+		return err;
 	}
 	*id = wl_id;
 	mutex_unlock(&wl_mutex);
