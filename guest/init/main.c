@@ -8,6 +8,7 @@
 #include "kernel/init.h"
 
 #include "apps/agent_service.h"
+#include "apps/bursts.h"
 #include "apps/cyclic.h"
 #include "apps/selftest.h"
 #include "arch.h"
@@ -101,6 +102,7 @@ static int init_main(void *arg)
 	}
 	if (st >= 0)
 		arch_poweroff(st == 0 ? 0 : GUEST_EXIT_SELFTEST_FAILED);
+	bursts_run(); /* `bursts=N`: the autoscaling benchmark's load, then on */
 	if (cmdline_flag("halt"))
 		arch_poweroff(0);
 	/* Never idle without a word: whoever waits for an end should know there is none. */
