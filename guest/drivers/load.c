@@ -20,8 +20,9 @@ static struct plugvm_load_register reg __attribute__((aligned(8)));
 
 uint32_t load_send(struct plugvm_load_register *r)
 {
-	/* The kernel is identity-mapped: the address is the guest-physical one. */
-	r->status = UINT32_MAX;
+	/* In: 0, as the other reserved fields (plugvm refuses anything else); out: its answer.
+	 * The kernel is identity-mapped: the address is the guest-physical one. */
+	r->status = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	outl(PLUGVM_PORT_LOAD, (uint32_t)(uintptr_t)r);
 	return __atomic_load_n(&r->status, __ATOMIC_ACQUIRE);

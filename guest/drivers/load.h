@@ -23,7 +23,10 @@ void load_start(void);
  * Thread context; one caller at a time.
  */
 uint32_t load_register_again(void);
-/* Send one registration (its guest-physical address, one 32-bit OUT); plugvm's status. */
+/*
+ * Send one registration (its guest-physical address, one 32-bit OUT; `status` is set to 0
+ * first, as plugvm requires); returns plugvm's status. Only with PLUGVM_FEATURE_LOAD.
+ */
 uint32_t load_send(struct plugvm_load_register *reg);
 
 #endif
