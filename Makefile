@@ -156,7 +156,7 @@ GUEST_DRIVER_SRCS := $(addprefix guest/drivers/,uart.c monitor.c monitor_input.c
 GUEST_APP_SRCS := $(addprefix guest/apps/,selftest.c selftest_boot.c selftest_lock.c \
 	selftest_sched.c selftest_timer_cpus.c selftest_timer.c selftest_cpuhp_walk.c \
 	selftest_cpuhp.c selftest_cpuhp_hold.c selftest_hotplug.c selftest_virtio.c selftest_watchdog.c \
-	selftest_torture.c selftest_hostile.c selftest_flood.c agent_service.c workload.c cyclic.c \
+	selftest_torture.c selftest_hostile.c selftest_flood.c selftest_load_liar.c agent_service.c workload.c cyclic.c \
 	latency_stress.c bursts.c)
 # Link order is the order of the linker-section tables (command-line words, self-tests); GCC
 # emits one file's entries last-defined first, so a file split in two links its second half first.
