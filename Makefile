@@ -104,7 +104,7 @@ $(CLIENT_LIB): $(CLIENT_LIB_OBJS)
 
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm.
 PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c cmd_cpus.c cmd_cpuhp.c cmd_stats.c \
-	cmd_virsh.c cmd_vcpus.c cmd_domain.c cmd_latency.c)
+	cmd_virsh.c cmd_vcpus.c cmd_domain.c cmd_latency.c cmd_autoscale.c)
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/plugctl: $(PLUGCTL_OBJS) $(CLIENT_LIB)

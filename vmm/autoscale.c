@@ -47,6 +47,7 @@ struct autoscale {
 	struct slot_sample *s; /* [max_cpus] */
 	struct autoscale_cpu_in *in; /* [max_cpus] */
 	bool waiting; /* the guest does not handle hotplug yet */
+	char inflight_id[CPUS_MAX_ID + 1]; /* the id of the vCPU in flight ("": none) */
 	uint64_t samples, implausible, unconfirmed, present_vcpu_ms;
 	struct log_ratelimit rl;
 	void (*event_fn)(void *opaque, const struct autoscale_event *e);
@@ -265,7 +266,8 @@ static void take_reports(struct autoscale *a)
 
 		if (!autoscale_policy_done(&a->pol, mono_ms(), op, r[i].slot, r[i].result))
 			continue;
-		e.id = cpus_id(a->vm->cpus, r[i].slot);
+		/* An ejected vCPU's id is forgotten by now: the one it had when it was picked. */
+		e.id = a->inflight_id[0] ? a->inflight_id : NULL;
 		e.fig = a->pol.last;
 		e.min = a->pol.p.min;
 		e.max = a->pol.p.max;
@@ -400,13 +402,13 @@ static void act(struct autoscale *a, const struct autoscale_decision *d, uint64_
 			if (cpus_id(c, i) && !strcmp(cpus_id(c, i), id))
 				break;
 		e.id = i < a->vm->cfg->max_cpus ? NULL : id;
-		emit(a, &e);
-		ret = cpus_add(c, d->slot, e.id);
 	} else {
 		e.id = cpus_id(c, d->slot);
-		emit(a, &e);
-		ret = cpus_request_removal(c, d->slot);
 	}
+	snprintf(a->inflight_id, sizeof(a->inflight_id), "%s", e.id ? e.id : "");
+	emit(a, &e);
+	ret =
+	    d->op == AUTOSCALE_ADD ? cpus_add(c, d->slot, e.id) : cpus_request_removal(c, d->slot);
 	if (ret) {
 		log_warn("autoscale: %s vCPU %u: %s", autoscale_op_name(d->op), d->slot,
 			 strerror(-ret));

@@ -63,10 +63,14 @@ static void autoscale_event(void *opaque, const struct autoscale_event *e)
 	char slot[16];
 
 	snprintf(slot, sizeof(slot), "%u", e->slot);
-	if (op)
-		log_info("autoscale: %s vCPU %u (%s; %u online, busy %.2f, pressure %.2f, %s)",
+	if (e->kind == AUTOSCALE_EV_DECIDED)
+		log_info("autoscale: %s vCPU %u (%s: %u online, busy %.2f, pressure %.2f, %s "
+			 "figures)",
 			 action_name(e), e->slot, autoscale_reason_name(e->reason), e->fig.online,
 			 e->fig.busy, e->fig.pressure, e->fig.guest ? "guest" : "host");
+	else if (op)
+		log_info("autoscale: %s vCPU %u%s%s", action_name(e), e->slot,
+			 e->result ? ": " : "", e->result ? strerror(-e->result) : "");
 	if (!vm->qmp)
 		return;
 	d = json_object_new_object();
