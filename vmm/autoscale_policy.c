@@ -226,18 +226,21 @@ bool autoscale_policy_done(struct autoscale_policy *pol, uint64_t now_ms, enum a
 bool autoscale_policy_manual(struct autoscale_policy *pol, uint64_t now_ms, enum autoscale_op op,
 			     unsigned online)
 {
-	bool changed = false;
+	unsigned min = pol->p.min, max = pol->p.max;
 
 	pol->manual++;
 	quiet(pol, now_ms);
-	if (op == AUTOSCALE_ADD && online > pol->p.max) {
-		pol->p.max = online;
-		changed = true;
-	} else if (op == AUTOSCALE_REMOVE && online < pol->p.min && online >= 1) {
-		pol->p.min = online;
-		changed = true;
+	if (!online)
+		online = 1;
+	/* The count the operator chose becomes the bound the policy would cross to undo it. */
+	if (op == AUTOSCALE_ADD) {
+		pol->p.min = online > min ? online : min;
+		pol->p.max = online > max ? online : max;
+	} else if (op == AUTOSCALE_REMOVE) {
+		pol->p.max = online < max ? online : max;
+		pol->p.min = online < min ? online : min;
 	}
-	return changed;
+	return pol->p.min != min || pol->p.max != max;
 }
 
 const char *autoscale_reason_name(enum autoscale_reason r)

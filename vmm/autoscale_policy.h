@@ -16,8 +16,9 @@
  *     time still idle, so load that just triggered an add cannot trigger the removal back;
  *   - a vCPU the guest holds (a pinned real-time thread runs there) is never picked, nor one
  *     whose removal the guest refused during the last AUTOSCALE_REFUSED_BACKOFF cooldowns;
- *   - an operator's add above max raises max to it; an operator's removal below min lowers
- *     min to it: operator commands win, and the policy keeps what they left.
+ *   - operator commands win: after an operator's add, min is at least the new count (and max
+ *     too); after a removal, max is at most the new count (and min too), so the policy never
+ *     undoes what the operator chose until the range is set again.
  */
 #ifndef PLUGVM_VMM_AUTOSCALE_POLICY_H
 #define PLUGVM_VMM_AUTOSCALE_POLICY_H
@@ -122,8 +123,8 @@ struct autoscale_decision autoscale_policy_step(struct autoscale_policy *pol,
 bool autoscale_policy_done(struct autoscale_policy *pol, uint64_t now_ms, enum autoscale_op op,
 			   unsigned slot, int result);
 /*
- * The operator added or removed a vCPU (`online` present after it): max or min follow when
- * it went beyond them, and the cooldown starts. Returns whether the range changed.
+ * The operator added or removed a vCPU (`online` present after it): the range moves to keep
+ * that count (see above), and the cooldown starts. Returns whether the range changed.
  */
 bool autoscale_policy_manual(struct autoscale_policy *pol, uint64_t now_ms, enum autoscale_op op,
 			     unsigned online);

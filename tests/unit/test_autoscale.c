@@ -279,7 +279,7 @@ static void test_held_cpus_are_never_picked(void **state)
 static void test_operator_commands_win(void **state)
 {
 	struct autoscale_policy pol;
-	struct autoscale_params p = params(2, 3);
+	struct autoscale_params p = params(1, 3);
 	struct autoscale_decision d;
 	uint64_t now = 1000;
 
@@ -287,21 +287,32 @@ static void test_operator_commands_win(void **state)
 	assert_int_equal(autoscale_policy_init(&pol, &p, SLOTS), 0);
 	load(2, 1.0, 1.0);
 	assert_int_equal(step(&pol, now).op, AUTOSCALE_NONE); /* pressure starts */
-	/* The operator adds two at once, mid-way: max follows, the cooldown starts over. */
-	assert_false(autoscale_policy_manual(&pol, now + 50, AUTOSCALE_ADD, 3));
+	/* The operator adds two, mid-way: the count they chose is the new minimum. */
+	assert_true(autoscale_policy_manual(&pol, now + 50, AUTOSCALE_ADD, 3));
+	assert_int_equal(pol.p.min, 3);
+	assert_int_equal(pol.p.max, 3);
 	assert_true(autoscale_policy_manual(&pol, now + 60, AUTOSCALE_ADD, 4));
+	assert_int_equal(pol.p.min, 4);
 	assert_int_equal(pol.p.max, 4);
+	/* Cooling down, then idle for long: nothing the operator added goes. */
 	load(4, 0.0, 0.0);
-	d = step(&pol, now + 300);
-	assert_int_equal(d.op, AUTOSCALE_NONE); /* cooling down */
-	/* The operator removes down to 1: min follows, and nothing is added back. */
-	assert_true(autoscale_policy_manual(&pol, now + 400, AUTOSCALE_REMOVE, 1));
-	assert_int_equal(pol.p.min, 1);
-	load(1, 0.0, 0.0);
+	assert_int_equal(step(&pol, now + 300).op, AUTOSCALE_NONE);
 	now += 1000;
-	d = run(&pol, &now, 5000);
+	d = run(&pol, &now, 10000);
+	assert_int_equal(d.op, AUTOSCALE_NONE);
+	/* The operator removes down to 1: the count is the new maximum; load adds nothing. */
+	assert_true(autoscale_policy_manual(&pol, now, AUTOSCALE_REMOVE, 1));
+	assert_int_equal(pol.p.min, 1);
+	assert_int_equal(pol.p.max, 1);
+	load(1, 1.0, 1.0);
+	d = run(&pol, &now, 10000);
 	assert_int_equal(d.op, AUTOSCALE_NONE);
 	assert_int_equal(pol.manual, 3);
+	/* A removal within the range changes nothing but the cooldown. */
+	p = params(1, 4);
+	assert_int_equal(autoscale_policy_set(&pol, &p), 0);
+	assert_false(autoscale_policy_manual(&pol, now, AUTOSCALE_REMOVE, 4));
+	assert_int_equal(pol.p.max, 4);
 	/* A late report of an operation that is not the policy's is not taken for one. */
 	assert_false(autoscale_policy_done(&pol, now, AUTOSCALE_ADD, 2, 0));
 	autoscale_policy_free(&pol);
