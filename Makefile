@@ -36,7 +36,7 @@ endif
 # guest agent) in vmm/control/, x86 specifics in vmm/x86/.
 # The configuration readers (flags, -smp, --chaos, --domain) in vmm/config/.
 VMM_CONFIG_SRCS := $(addprefix vmm/config/,config.c config_smp.c config_chaos.c \
-	config_validate.c)
+	config_validate.c config_autoscale.c config_usage.c)
 # plugvm-qemu's command line (QEMU's grammar, as libvirt writes it; vmm/config/qemu_cli.h).
 VMM_QEMU_CLI_SRCS := $(addprefix vmm/config/,qemu_cli.c qemu_cli_dev.c qemu_cli_finish.c \
 	qemu_opts.c)
@@ -44,17 +44,18 @@ VMM_DOMAIN_SRCS := $(addprefix vmm/config/,domain_xml.c domain_xml_elems.c domai
 	xml_lib.c)
 VMM_CORE_SRCS := $(addprefix vmm/,main.c machine.c jail.c vm.c log.c kvm.c mem.c vcpu.c cpus.c cpus_query.c bus.c \
 	loader.c chaos.c console.c kvm_stats.c rt_tune.c sandbox.c runas.c fds.c daemon.c console_io.c \
-	vcpu_crash.c) $(VMM_CONFIG_SRCS) $(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
+	vcpu_crash.c autoscale.c autoscale_policy.c) $(VMM_CONFIG_SRCS) $(VMM_QEMU_CLI_SRCS) $(VMM_DOMAIN_SRCS)
 VMM_X86_SRCS := $(addprefix vmm/x86/,acpi.c acpi_layout.c acpi_dump.c e820.c cpuid.c regs.c)
 VMM_DEVICE_SRCS := $(addprefix vmm/devices/,uart16550.c debug_exit.c reset_control.c acpi_pm.c \
-	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c hotplug_pv.c latency.c virtio_mmio.c \
+	acpi_cpu_hotplug.c pv_port.c direct_start.c hotplug_report.c hotplug_pv.c latency.c load.c virtio_mmio.c \
 	virtio_console.c)
 VMM_QMP_SRCS := $(addprefix vmm/control/,qmp_session.c qmp_events.c qmp_server.c)
 VMM_AGENT_SRCS := $(addprefix vmm/control/,agent.c agent_frame.c agent_states.c agent_json.c \
 	agent_requests.c control_agent.c)
 VMM_CONTROL_SRCS := $(VMM_QMP_SRCS) vmm/control/control.c vmm/control/control_cpus.c \
 	vmm/control/control_stats.c vmm/control/control_domain.c vmm/control/control_latency.c \
-	vmm/control/control_probe.c vmm/control/control_libvirt.c $(VMM_AGENT_SRCS)
+	vmm/control/control_probe.c vmm/control/control_libvirt.c vmm/control/control_autoscale.c \
+	$(VMM_AGENT_SRCS)
 VMM_SRCS := $(VMM_CORE_SRCS) $(VMM_X86_SRCS) $(VMM_DEVICE_SRCS) $(VMM_CONTROL_SRCS)
 VMM_OBJS := $(VMM_SRCS:%.c=$(B)/%.o)
 VMM_LIBS := -lpthread -ljson-c -lseccomp
@@ -103,7 +104,7 @@ $(CLIENT_LIB): $(CLIENT_LIB_OBJS)
 
 # plugctl: the QMP client (tools/plugctl/), a program of its own, built beside plugvm.
 PLUGCTL_SRCS := $(addprefix tools/plugctl/,main.c cmd_cpus.c cmd_cpuhp.c cmd_stats.c \
-	cmd_virsh.c cmd_vcpus.c cmd_domain.c cmd_latency.c)
+	cmd_virsh.c cmd_vcpus.c cmd_domain.c cmd_latency.c cmd_autoscale.c)
 PLUGCTL_OBJS := $(PLUGCTL_SRCS:%.c=$(B)/%.o)
 
 $(B)/plugctl: $(PLUGCTL_OBJS) $(CLIENT_LIB)

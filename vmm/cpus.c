@@ -495,6 +495,16 @@ int cpus_request_removal(struct cpus *c, unsigned slot)
 	return 0;
 }
 
+bool cpus_hotplug_listening(struct cpus *c)
+{
+	bool on;
+
+	pthread_mutex_lock(&c->block.lock);
+	on = c->block.modern;
+	pthread_mutex_unlock(&c->block.lock);
+	return on;
+}
+
 int cpus_wake_fd(const struct cpus *c)
 {
 	return c->wake_fd;

@@ -129,6 +129,12 @@ int cpus_add(struct cpus *c, unsigned slot, const char *id);
  */
 int cpus_request_removal(struct cpus *c, unsigned slot);
 
+/*
+ * The guest handles CPU hotplug: it switched the ACPI block to its modern mode or listens on
+ * the paravirt port, so a removal request can be made. Main thread.
+ */
+bool cpus_hotplug_listening(struct cpus *c);
+
 /* The slot's vCPU runs (present to QMP). Main thread, or a hint elsewhere. */
 bool cpus_present(const struct cpus *c, unsigned slot);
 /*

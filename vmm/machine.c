@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "control/agent.h"
+#include "autoscale.h"
 #include "chaos.h"
 #include "console.h"
 #include "control/control.h"
@@ -29,6 +30,7 @@
 #include "devices/acpi_pm.h"
 #include "devices/debug_exit.h"
 #include "devices/latency.h"
+#include "devices/load.h"
 #include "devices/reset_control.h"
 #include "devices/uart16550.h"
 #include "devices/virtio_console.h"
@@ -38,6 +40,7 @@
 #include "log.h"
 #include "plugvm_abi.h"
 #include "plugvm_hotplug.h"
+#include "plugvm_load.h"
 #include "runas.h"
 #include "sandbox.h"
 #include "vcpu.h"
@@ -135,8 +138,8 @@ static int create_devices(struct vm *vm)
 	vm->console =
 	    console_create(vm->cfg->console_fd >= 0 ? vm->cfg->console_fd : STDOUT_FILENO);
 	if (!vm->console || uart_init(vm) || debug_exit_init(vm) || reset_control_init(vm) ||
-	    acpi_pm_init(vm) || cpus_create(vm) || latency_init(vm) || virtio_devices_init(vm) ||
-	    agent_init(vm))
+	    acpi_pm_init(vm) || cpus_create(vm) || autoscale_create(vm) || latency_init(vm) ||
+	    load_init(vm) || virtio_devices_init(vm) || agent_init(vm))
 		return PLUGVM_EXIT_SETUP;
 	return 0;
 }
@@ -165,7 +168,8 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 	vm->cpuid.tsc_deadline = vm->kvm.tsc_deadline;
 	vm->cpuid.no_arch_caps = cfg->cpu_no_arch_caps;
 	vm->cpuid.features = PLUGVM_FEATURE_HOTPLUG_REPORT | PLUGVM_FEATURE_DIRECT_START |
-			     PLUGVM_FEATURE_LATENCY | PLUGVM_FEATURE_HOTPLUG_PV;
+			     PLUGVM_FEATURE_LATENCY | PLUGVM_FEATURE_HOTPLUG_PV |
+			     PLUGVM_FEATURE_LOAD;
 	if (!cfg->virtio_disabled)
 		vm->cpuid.features |= PLUGVM_FEATURE_VIRTIO;
 
@@ -209,6 +213,7 @@ static void machine_reset(struct vm *vm)
 	reset_control_reset();
 	uart_reset(vm);
 	virtio_devices_reset(vm);
+	load_reset(vm);
 	if (kvm_irqchip_reset(&vm->kvm))
 		goto fail;
 	ret = mem_clear(&vm->mem);
@@ -303,9 +308,9 @@ static int event_loop(struct vm *vm, int sig_fd)
 	watch_stdin = ev.data.fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) == 0;
 
 	while (!vm_stopping(vm)) {
-		int timeout =
-		    earliest(earliest(control_next_timeout_ms(vm), agent_next_timeout_ms(vm)),
-			     cpus_next_timeout_ms(vm->cpus));
+		int timeout = earliest(
+		    earliest(control_next_timeout_ms(vm), agent_next_timeout_ms(vm)),
+		    earliest(cpus_next_timeout_ms(vm->cpus), autoscale_next_timeout_ms(vm)));
 
 		n = epoll_wait(ep, events, 8, timeout);
 		if (n < 0 && errno == EINTR)
@@ -317,6 +322,7 @@ static int event_loop(struct vm *vm, int sig_fd)
 		if (vm_take_reset(vm))
 			machine_reset(vm);
 		cpus_process(vm->cpus);
+		autoscale_process(vm);
 		if (n < 0) {
 			log_error("epoll_wait: %s", strerror(errno));
 			vm_request_stop(vm, PLUGVM_EXIT_INTERNAL);
@@ -530,6 +536,7 @@ void machine_destroy(struct vm *vm)
 		vm_fini(vm);
 		return;
 	}
+	autoscale_destroy(vm);
 	cpus_destroy(vm->cpus); /* the vCPUs, then the CPU hotplug devices */
 	vm->cpus = NULL;
 	/* Only the main thread is left: nothing else can be inside chaos_irq_line(). */
@@ -538,6 +545,7 @@ void machine_destroy(struct vm *vm)
 	vm->chaos = NULL;
 	agent_exit(vm);
 	latency_exit(vm);
+	load_exit(vm);
 	virtio_devices_exit(vm);
 	acpi_pm_exit(vm);
 	uart_exit(vm);

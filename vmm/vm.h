@@ -29,6 +29,8 @@ struct control_agent;
 struct chaos;
 struct console;
 struct latency_dev;
+struct load_dev;
+struct autoscale;
 
 struct vm {
 	const struct vm_config *cfg;
@@ -69,6 +71,8 @@ struct vm {
 	bool migrate_events; /* QMP migrate-set-capabilities' "events" (never sent); main thread */
 	struct chaos *chaos; /* --chaos, else NULL */
 	struct latency_dev *latency; /* the latency statistics port (devices/latency.h) */
+	struct load_dev *load; /* the guest load port (devices/load.h) */
+	struct autoscale *autoscale; /* vCPUs on demand (autoscale.h); main thread */
 
 	/* Stop protocol: the first vm_request_stop() decides the exit status. */
 	pthread_mutex_t stop_lock;

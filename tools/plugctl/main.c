@@ -4,7 +4,8 @@
  *
  *   plugctl [-s PATH] [--json] [-t SECONDS] cpus | cpu add [SLOT] | cpu del SLOT |
  *           cpu set N | states | cpuhp | target CPU STATE | fail CPU STATE |
- *           timers [CPU] | sched [CPU] | latency | status | nmi | quit |
+ *           timers [CPU] | sched [CPU] | latency | autoscale [on KEY=VALUE... | off] |
+ *           status | nmi | quit |
  *           qmp '{"execute": ...}'
  *
  * Human-readable output by default, the raw QMP values with --json; exit status 0 on
@@ -51,6 +52,9 @@ static const char usage[] =
     "  dumpxml          the running VM as a libvirt domain document (plugvm --domain)\n"
     "\n"
     "  latency          the live figures of the guest's latency measurement, per CPU\n"
+    "  autoscale [on [KEY=VALUE...] | off]\n"
+    "                   vCPUs on demand: show, set (min, max, pressure, pressure-ms,\n"
+    "                   idle, idle-ms, cooldown-ms, period-ms) or stop it\n"
     "  status           the VM's run state\n"
     "  nmi              an NMI to every vCPU (QMP inject-nmi): the plugvm guest prints\n"
     "                   each CPU's interrupt and timer state on its console\n"
@@ -170,6 +174,7 @@ static const struct command {
 	{ "domstate", NULL, 0, 1, "domstate [--reason]", cmd_domstate },
 	{ "dumpxml", NULL, 0, 0, "dumpxml takes no argument", cmd_dumpxml },
 	{ "latency", NULL, 0, 0, "latency takes no argument", cmd_latency },
+	{ "autoscale", NULL, 0, 9, "autoscale [on [KEY=VALUE...] | off]", cmd_autoscale },
 	{ "status", NULL, 0, 0, "status takes no argument", cmd_status },
 	{ "nmi", NULL, 0, 0, "nmi takes no argument", cmd_nmi },
 	{ "quit", NULL, 0, 0, "quit takes no argument", cmd_quit },

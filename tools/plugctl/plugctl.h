@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plugctl's parts: its commands (cmd_cpus.c, cmd_cpuhp.c, cmd_stats.c, cmd_virsh.c,
- * cmd_latency.c) and the table that names them (main.c), over the client library's QMP
+ * cmd_latency.c, cmd_autoscale.c) and the table that names them (main.c), over the client library's QMP
  * connection and printing (tools/lib/). Exit status 0 done, 1 the VM or the guest said no,
  * 2 bad usage, 3 no VM reached (no socket, nobody listening, not QMP, the connection lost).
  */
@@ -25,6 +25,8 @@ long parse_num(const char *s, const char *what);
 
 int cmd_cpus(struct conn *c, char **argv);
 int cmd_latency(struct conn *c, char **argv);
+/* cmd_autoscale.c: vCPUs on demand */
+int cmd_autoscale(struct conn *c, char **argv);
 int cmd_cpu_add(struct conn *c, char **argv);
 int cmd_cpu_del(struct conn *c, char **argv);
 int cmd_cpu_set(struct conn *c, char **argv);

@@ -16,66 +16,6 @@
 
 #include "plugvm_abi.h"
 
-const char config_usage[] =
-    "usage: plugvm [options]\n"
-    "\n"
-    "Boot a guest kernel (ELF with a PVH entry note) on /dev/kvm.\n"
-    "Options take their value as the next argument or after '=' (--smp=4, -m=64M).\n"
-    "\n"
-    "  -smp, --smp N[,maxcpus=M][,sockets=S][,dies=D][,cores=C][,threads=T]\n"
-    "                         vCPUs at boot (default 1) and possible vCPUs (default N,\n"
-    "                         at most 1024 and KVM's limit); missing topology counts are\n"
-    "                         inferred as QEMU does (cores first, then threads)\n"
-    "  --spare-vcpus N        vCPUs created ahead of hot-adds and kept parked, for the\n"
-    "                         lowest possible slots not created yet, so that an add\n"
-    "                         there only resets and starts one (default 1; 0: each add\n"
-    "                         creates its vCPU)\n"
-    "  -m, --memory SIZE      guest RAM: plain MiB or a K/M/G/T suffix, 4M..256G\n"
-    "                         (default 64M; beyond 3G it is placed above 4 GiB)\n"
-    "  -kernel, --kernel FILE guest kernel (default: guest.elf beside the plugvm binary,\n"
-    "                         else the installed ../lib/plugvm/guest.elf from it)\n"
-    "  -append, --append STR  guest command line (at most 4095 bytes; 4023 with virtio on)\n"
-    "  --qmp unix:PATH|PATH|fd=N|none\n"
-    "                         the QMP control socket (default: $XDG_RUNTIME_DIR or /tmp,\n"
-    "                         plugvm-PID.qmp, printed at start); fd=N: an inherited\n"
-    "                         listening socket\n"
-    "  -S                     do not start the vCPUs until QMP `cont` (as QEMU; needs\n"
-    "                         a control socket)\n"
-    "  --no-shutdown          a guest power-off stops the vCPUs and plugvm stays (QMP\n"
-    "                         SHUTDOWN, STOP; system_reset and cont boot it again), as\n"
-    "                         QEMU's -no-shutdown\n"
-    "  --no-reboot            a guest reset request (port 0xcf9) is a power-off (the\n"
-    "                         default; QMP set-action reboot=reset makes it reboot)\n"
-    "  -machine, -M, --machine TYPE[,accel=kvm]\n"
-    "                         the chipset whose ACPI ports the guest sees: pc (QEMU's\n"
-    "                         pc-i440fx-*, the default) or q35 (pc-q35-*)\n"
-    "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
-    "  --domain FILE.xml      a libvirt domain document (docs/domain-xml.md); the other\n"
-    "                         flags override it\n"
-    "  --dump-acpi DIR        debugging: write the ACPI tables to DIR/*.dat (iasl -d)\n"
-    "  --sandbox on|off       seccomp filters per thread kind once the VM is built (default\n"
-    "                         on; off is for debugging only and says so at start)\n"
-    "  --runas USER           drop to USER's uid, gid and groups after opening /dev/kvm\n"
-    "                         and the QMP socket (as QEMU's -run-with user=)\n"
-    "  --jail DIR             once the VM is built, run in new PID, mount, IPC, UTS and\n"
-    "                         network namespaces with DIR (empty, owned by root or the\n"
-    "                         --runas user) as the root, no capability, no new process;\n"
-    "                         the QMP socket must be DIR/NAME (default DIR/plugvm.qmp)\n"
-    "  --chaos[=SPEC]         testing: make the host act loaded; the seed is printed at\n"
-    "                         start. SPEC: comma-separated seed=N, stall=V, irq=V, start=V;\n"
-    "                         V is off, TIME or P%:TIME (TIME in us|ms|s, at most 1s; P\n"
-    "                         0-100). stall: a vCPU sleeps before KVM_RUN (default 20%:5ms);\n"
-    "                         irq: a device interrupt arrives late, in order (50%:2ms);\n"
-    "                         start: a hot-added vCPU starts late (20ms); seed=N replays\n"
-    "  -v, --verbose          more diagnostics (-vv or twice for debug)\n"
-    "  -q, --quiet            errors only\n"
-    "  -h, --help             this text\n"
-    "  -V, --version          version and ABI\n"
-    "\n"
-    "Exit status: 0 guest powered off, odd = guest isa-debug-exit ((value << 1) | 1),\n"
-    "2 bad usage, 4 host/KVM setup failure, 6 guest crash, 8 VMM failure,\n"
-    "128+N ended by signal N.\n";
-
 void config_set_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -351,6 +291,13 @@ static enum config_status opt_chaos(struct vm_config *cfg, const char *val, char
 	return config_parse_chaos(&cfg->chaos, val, err, errlen) ? CONFIG_ERROR : CONFIG_RUN;
 }
 
+static enum config_status opt_autoscale(struct vm_config *cfg, const char *val, char *err,
+					size_t errlen)
+{
+	return config_parse_autoscale(&cfg->autoscale, val, err, errlen) ? CONFIG_ERROR
+									 : CONFIG_RUN;
+}
+
 static enum config_status opt_domain(struct vm_config *cfg, const char *val, char *err,
 				     size_t errlen)
 {
@@ -435,6 +382,7 @@ static const struct opt opts[] = {
 	{ { "machine", "M" }, ARG_REQUIRED, opt_machine },
 	{ { "virtio" }, ARG_REQUIRED, opt_virtio },
 	{ { "chaos" }, ARG_OPTIONAL, opt_chaos },
+	{ { "autoscale" }, ARG_REQUIRED, opt_autoscale },
 	{ { "domain" }, ARG_REQUIRED, opt_domain },
 	{ { "dump-acpi" }, ARG_REQUIRED, opt_dump_acpi },
 	{ { "sandbox" }, ARG_REQUIRED, opt_sandbox },

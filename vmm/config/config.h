@@ -88,6 +88,30 @@ enum config_machine {
 	MACHINE_Q35, /* PM block 0x600, GPE0 PMBASE+0x20 (16 bytes), CPU hotplug block 0x0cd8 */
 };
 
+/*
+ * --autoscale: vCPUs on demand (docs/autoscale.md, vmm/autoscale_policy.h). All zero: off.
+ * Times in ms, shares in percent.
+ */
+struct autoscale_params {
+	bool enabled;
+	unsigned min, max; /* present vCPUs kept in [min, max]; 0: 1 and maxcpus */
+	unsigned period_ms; /* sampling period */
+	unsigned pressure_pct, pressure_ms; /* add one: threads waited this share, this long */
+	unsigned idle_pct,
+	    idle_ms; /* remove one: one vCPU fewer still idle this share, this long */
+	unsigned cooldown_ms; /* no operation starts within this of the last one's end */
+};
+
+#define AUTOSCALE_DEFAULT_PERIOD_MS   100
+#define AUTOSCALE_DEFAULT_PRESSURE    20
+#define AUTOSCALE_DEFAULT_PRESSURE_MS 200
+#define AUTOSCALE_DEFAULT_IDLE	      50
+#define AUTOSCALE_DEFAULT_IDLE_MS     1000
+#define AUTOSCALE_DEFAULT_COOLDOWN_MS 500
+/* Bounds of the times (a period of 10 ms at least: each sample reads every vCPU's record). */
+#define AUTOSCALE_PERIOD_MIN_MS 10
+#define AUTOSCALE_TIME_MAX_MS	600000
+
 /* What a guest power-off or reset does (QEMU's -no-shutdown, -no-reboot). */
 enum config_action {
 	ACTION_EXIT, /* plugvm ends (power-off: status 0) */
@@ -112,6 +136,7 @@ struct vm_config {
 	char *cmdline; /* guest command line, never NULL after a successful parse */
 	int verbosity; /* 0 = warnings, 1 = info, 2 = debug, -1 = errors only */
 	struct chaos_config chaos; /* all zero (off) without --chaos */
+	struct autoscale_params autoscale; /* --autoscale, <plugvm:autoscale>; all zero: off */
 	/* --domain FILE.xml (domain_xml.c): the document, applied under the flags */
 	char *domain_path;
 	char *name; /* <name>, NULL without --domain */
@@ -228,6 +253,18 @@ int config_parse_chaos(struct chaos_config *c, const char *spec, char *err, size
  * "TIME" at 100%, else "P%:TIME", TIME in us) into buf. Returns what snprintf() returns.
  */
 int config_format_chaos(const struct chaos_config *c, char *buf, size_t len);
+
+/*
+ * --autoscale's SPEC: "on" (the defaults), "off", or comma-separated KEY=VALUE items over the
+ * defaults: min=N, max=N, period=TIME, pressure=P%, pressure-time=TIME, idle=P%,
+ * idle-time=TIME, cooldown=TIME; TIME a whole number of ms or s (period at least 10 ms, every
+ * time at most 600 s), P 1-100 (pressure) or 0-99 (idle); a key given twice is refused.
+ * min and max are checked against maxcpus later (config_validate()). Fills *p (enabled set
+ * unless "off") and returns 0, or -EINVAL with err naming the bad item (*p unspecified).
+ */
+int config_parse_autoscale(struct autoscale_params *p, const char *spec, char *err, size_t errlen);
+/* Write *p as a spec config_parse_autoscale() reads back ("off" when not enabled). */
+int config_format_autoscale(const struct autoscale_params *p, char *buf, size_t len);
 
 /* The usage text printed by --help. */
 extern const char config_usage[];

@@ -64,5 +64,16 @@ int config_validate(const struct vm_config *cfg, char *err, size_t errlen)
 				       cfg->max_cpus);
 			return -EINVAL;
 		}
+	if (cfg->autoscale.enabled &&
+	    (cfg->autoscale.min > cfg->max_cpus || cfg->autoscale.max > cfg->max_cpus)) {
+		config_set_err(err, errlen,
+			       "--autoscale: min=%u, max=%u: at most maxcpus (%u, from --smp)",
+			       cfg->autoscale.min, cfg->autoscale.max, cfg->max_cpus);
+		return -EINVAL;
+	}
+	if (cfg->autoscale.enabled && cfg->machine_none) {
+		config_set_err(err, errlen, "--autoscale: -machine none has no vCPU to scale");
+		return -EINVAL;
+	}
 	return cfg->jail_dir ? validate_jail(cfg, err, errlen) : 0;
 }

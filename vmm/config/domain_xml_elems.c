@@ -482,7 +482,10 @@ static int read_lifecycle(struct domain_xml_reader *r, const xmlNode *n)
 	return ret;
 }
 
-/* <metadata><plugvm:plugvm xmlns:plugvm=DOMAIN_XML_PLUGVM_NS>: <qmp path=/>, <chaos spec=/>. */
+/*
+ * <metadata><plugvm:plugvm xmlns:plugvm=DOMAIN_XML_PLUGVM_NS>: <qmp path=/>, <chaos spec=/>,
+ * <autoscale spec=/>.
+ */
 static int read_metadata(struct domain_xml_reader *r, const xmlNode *metadata)
 {
 	const xmlNode *own, *n;
@@ -510,11 +513,19 @@ static int read_metadata(struct domain_xml_reader *r, const xmlNode *metadata)
 			} else if (is(n, "chaos")) {
 				v = attr(n, "spec");
 				ret = config_parse_chaos(&r->cfg->chaos, v, r->err, r->errlen);
+			} else if (is(n, "autoscale")) {
+				v = attr(n, "spec");
+				ret = v ? config_parse_autoscale(&r->cfg->autoscale, v, r->err,
+								 r->errlen)
+					: domain_xml_fail(r,
+							  "%s: <plugvm:autoscale>: needs "
+							  "spec='on|off|KEY=VALUE,...'",
+							  r->path);
 			} else {
 				return domain_xml_fail(
 				    r,
 				    "%s: <metadata><plugvm:%s>: unknown (plugvm:qmp, "
-				    "plugvm:chaos)",
+				    "plugvm:chaos, plugvm:autoscale)",
 				    r->path, n->name);
 			}
 			xml_free(v);

@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "control_agent.h"
+#include "control_autoscale.h"
 #include "control_cpus.h"
 #include "control_domain.h"
 #include "control_probe.h"
@@ -320,7 +321,7 @@ static void merge_commands(void)
 					       machine_commands,       control_libvirt_commands,
 					       control_agent_commands, control_domain_commands,
 					       control_stats_commands, control_latency_commands,
-					       control_probe_commands },
+					       control_probe_commands, control_autoscale_commands },
 				 *c;
 	unsigned n = 0, t;
 
@@ -360,6 +361,11 @@ int control_start(struct vm *vm)
 	char fallback[CONFIG_MAX_QMP_PATH + 1];
 	int err;
 
+	/* Heard with or without a socket: the autoscaler follows its own operations. */
+	if (vm_has_machine(vm)) {
+		cpus_set_event_fn(vm->cpus, control_cpus_event, vm);
+		control_autoscale_start(vm);
+	}
 	if (vm->cfg->qmp_disabled)
 		return 0;
 	if (!path) {
@@ -372,8 +378,6 @@ int control_start(struct vm *vm)
 	merge_commands();
 	control_probe_init(vm);
 	agent_set_event_fn(vm, control_agent_event);
-	if (vm_has_machine(vm))
-		cpus_set_event_fn(vm->cpus, control_cpus_event, vm);
 	vm->qmp = qmp_server_create(commands, vm, PLUGVM_PACKAGE, PLUGVM_QEMU_COMPAT_MAJOR,
 				    PLUGVM_QEMU_COMPAT_MINOR, PLUGVM_QEMU_COMPAT_MICRO);
 	if (!vm->qmp) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../autoscale.h"
 #include "../cpus.h"
 #include "../vm.h"
 #include "qmp.h"
@@ -119,6 +120,7 @@ void control_cpus_event(void *opaque, const struct cpus_event *e)
 {
 	struct vm *vm = opaque;
 
+	autoscale_cpus_event(vm, e); /* how its own operations end */
 	if (!vm->qmp)
 		return; /* the socket closed at the VM's end */
 	switch (e->type) {
@@ -300,6 +302,7 @@ static struct json_object *device_add(void *ctx, struct json_object *args, struc
 	ret = cpus_add(vm->cpus, (unsigned)slot, id);
 	switch (ret) {
 	case 0:
+		autoscale_manual(vm, AUTOSCALE_ADD); /* operator commands win (autoscale.h) */
 		break;
 	case -EEXIST:
 		qmp_error_set(err, "GenericError", "CPU[%d] with APIC ID %d exists", slot, slot);
@@ -352,6 +355,7 @@ static struct json_object *device_del(void *ctx, struct json_object *args, struc
 	ret = cpus_request_removal(vm->cpus, (unsigned)slot);
 	switch (ret) {
 	case 0:
+		autoscale_manual(vm, AUTOSCALE_REMOVE);
 		break;
 	case -EALREADY:
 		qmp_error_set(err, "GenericError",

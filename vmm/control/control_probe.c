@@ -38,6 +38,7 @@ const char *const control_event_names[] = {
 	"PLUGVM_CPU_OFFLINE",
 	"CPUHP_STATE",
 	"GUEST_LOCKDEP_WARNING",
+	"PLUGVM_AUTOSCALE",
 	NULL,
 };
 

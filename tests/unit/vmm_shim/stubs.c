@@ -10,9 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vmm/autoscale.h"
 #include "vmm/control/agent.h"
 #include "vmm/chaos.h"
 #include "vmm/control/control_agent.h"
+#include "vmm/control/control_autoscale.h"
 #include "vmm/devices/acpi_pm.h"
 #include "vmm/devices/latency.h"
 #include "vmm/devices/virtio_console.h"
@@ -118,6 +120,26 @@ WEAK int latency_read(struct vm *vm, struct latency_snapshot *s)
 	(void)vm;
 	(void)s;
 	return -ENODATA; /* the guest registered nothing */
+}
+
+/* ---- the autoscaler and its QMP commands: off ---- */
+WEAK const struct qmp_command control_autoscale_commands[] = { { NULL, NULL, NULL } };
+
+WEAK void control_autoscale_start(struct vm *vm)
+{
+	(void)vm;
+}
+
+WEAK void autoscale_manual(struct vm *vm, enum autoscale_op op)
+{
+	(void)vm;
+	(void)op;
+}
+
+WEAK void autoscale_cpus_event(struct vm *vm, const struct cpus_event *e)
+{
+	(void)vm;
+	(void)e;
 }
 
 /* ---- the agent's QMP commands and events ---- */
