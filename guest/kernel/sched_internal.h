@@ -127,7 +127,10 @@ static inline void rq_load_update(struct rq *rq, bool idle, bool always)
 {
 	if (!rq->load.online)
 		return;
-	if (sched_load_account(&rq->load, arch_now_ns(), idle, rq->nr_running) || always)
+	/* The running thread is not in the queue (nr_running counts the queue). */
+	uint32_t runnable = rq->nr_running + (idle || rq->curr->is_idle ? 0u : 1u);
+
+	if (sched_load_account(&rq->load, arch_now_ns(), idle, runnable) || always)
 		rq_load_publish(rq);
 }
 

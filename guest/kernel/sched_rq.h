@@ -41,7 +41,7 @@ struct rq {
 	struct sched_load load; /* busy and wait totals (sched_load.h), kept across lives */
 	/* Read racily by other CPUs' wake-up placement (written by this CPU only): */
 	int curr_prio; /* -1 while idle */
-	unsigned nr_running; /* queued + running (idle not counted) */
+	unsigned nr_running; /* queued, waiting to run (the running thread is not counted) */
 	bool active; /* accepts threads; cleared first when the CPU goes down */
 	bool online; /* runs its own per-CPU threads (from STARTING until it dies) */
 	/* Guarded by sched_hotplug.c's hold lock (read racily for the load latch's flags): */
