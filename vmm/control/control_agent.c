@@ -298,10 +298,20 @@ static struct json_object *workload_start(void *ctx, struct json_object *args,
 		w.kind = PLUGVM_AGENT_WORK_TIMERS;
 	else if (!strcmp(kind, "mixed"))
 		w.kind = PLUGVM_AGENT_WORK_HOG | PLUGVM_AGENT_WORK_TIMERS;
+	else if (!strcmp(kind, "hold"))
+		w.kind = PLUGVM_AGENT_WORK_HOLD;
 	else {
-		qmp_error_set(err, "GenericError", "'kind' must be hog, timers or mixed");
+		qmp_error_set(err, "GenericError", "'kind' must be hog, timers, mixed or hold");
 		return NULL;
 	}
+	/* hold: real-time threads pinned to `cpu` keep it (the guest refuses its removal). */
+	n = json_object_object_get_ex(args, "cpu", &v) ? json_object_get_int64(v) : -1;
+	if ((w.kind == PLUGVM_AGENT_WORK_HOLD) != (n >= 0) || n >= (int64_t)vm->cfg->max_cpus) {
+		qmp_error_set(err, "GenericError",
+			      "'cpu' (below maxcpus) goes with kind hold, and only with it");
+		return NULL;
+	}
+	w.cpu = n >= 0 ? (uint32_t)n : 0;
 	n = json_object_object_get_ex(args, "threads", &v) ? json_object_get_int64(v) : 2;
 	if (n < 1 || n > 64) {
 		qmp_error_set(err, "GenericError", "'threads' must be 1 to 64");
@@ -393,9 +403,8 @@ static const struct qmp_arg target_args[] = {
 	{ NULL, json_type_null, false },
 };
 static const struct qmp_arg workload_start_args[] = {
-	{ "kind", json_type_string, true },
-	{ "threads", json_type_int, false },
-	{ "period-us", json_type_int, false },
+	{ "kind", json_type_string, true },    { "threads", json_type_int, false },
+	{ "period-us", json_type_int, false }, { "cpu", json_type_int, false },
 	{ NULL, json_type_null, false },
 };
 static const struct qmp_arg workload_stop_args[] = {
