@@ -470,4 +470,6 @@ void autoscale_get_status(struct vm *vm, struct autoscale_status *s)
 	s->implausible = a->implausible;
 	s->unconfirmed = a->unconfirmed;
 	s->present_vcpu_ms = a->present_vcpu_ms;
+	s->cpu = a->in;
+	s->nr_slots = vm->cfg->max_cpus;
 }

@@ -51,6 +51,8 @@ struct autoscale_status {
 	uint64_t implausible; /* guest records that failed a check (host figures used) */
 	uint64_t unconfirmed; /* guest busy figures cut to what the host measured */
 	uint64_t present_vcpu_ms; /* sum over present vCPUs of the time present, while enabled */
+	const struct autoscale_cpu_in *cpu; /* [nr_slots]: the last sample, per slot */
+	unsigned nr_slots;
 };
 
 /* vm->autoscale, started with cfg->autoscale. Returns 0 or -errno (logged). */

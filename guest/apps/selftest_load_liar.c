@@ -4,7 +4,7 @@
  * load_liar.ms (default 5000) it registers an area of its own (PLUGVM_FEATURE_LOAD) and
  * rewrites every record as fast as it can with lies: busy and wait far beyond the time
  * elapsed or going backwards, now_ns jumping, huge nr_running, sequence counts left odd,
- * HELD on every CPU and garbage flags; between passes it withdraws and re-registers, and
+ * HELD on every CPU and garbage flags; every 400 ms it withdraws or re-registers, or
  * sends registrations plugvm must refuse (bad magic, version, count, reserved, an area
  * unaligned or outside RAM), each of which must get a nonzero status. Then it registers
  * the kernel's own area again (drivers/load.c). The host side checks that plugvm
@@ -22,6 +22,8 @@ CMDLINE_PARAM(load_liar_ms, .name = "load_liar.ms", .kind = CMDLINE_UINT, .min =
 
 #define LIAR_RECORDS 1024u /* the most a registration may name: at least plugvm's maxcpus */
 #define LIAR_PAGES   (LIAR_RECORDS * sizeof(struct plugvm_load_latch) / PAGE_SIZE)
+/* How long each registration is lied through: several of plugvm's samples (100 ms). */
+#define LIAR_WINDOW_MS 400u
 
 enum bad {
 	BAD_MAGIC,
@@ -148,8 +150,16 @@ static int test_load_liar(void)
 	}
 	while (arch_now_ns() - t0 < ms * 1000000) {
 		uint32_t r = selftest_rand(&l->rng) % 8;
+		uint64_t window = arch_now_ns();
 
-		lie(l, pass++);
+		/*
+		 * Lies under one registration for LIAR_WINDOW_MS, long enough for plugvm to
+		 * sample them several times (a new registration restarts its figures), then
+		 * one change of registration.
+		 */
+		do
+			lie(l, pass++);
+		while (arch_now_ns() - window < LIAR_WINDOW_MS * 1000000ull);
 		if (r < 3) {
 			l->sent++;
 			l->accepted += send(l, (uint64_t)(uintptr_t)l->area, LIAR_RECORDS,

@@ -195,3 +195,153 @@ def test_domain_metadata_turns_it_on(tmp_path):
     r = subprocess.run([PLUGVM, "--domain", str(doc), "--kernel", kernel],
                        capture_output=True, text=True, timeout=BOOT_TIMEOUT)
     assert r.returncode == 2 and "<plugvm:autoscale>: needs spec=" in r.stderr, r
+
+
+def ops_in_order(events):
+    """The decisions and outcomes of a run: each add/remove is followed by its own outcome
+    before the next decision (never two in flight). Returns the decided operations."""
+    decided, open_op = [], None
+    for e in events:
+        if e["action"] in ("add", "remove"):
+            assert open_op is None, f"{e} while {open_op} was in flight"
+            open_op = e
+            decided.append(e)
+        elif e["action"] in ("added", "removed", "refused", "failed"):
+            assert open_op is not None and e["slot"] == open_op["slot"], (e, open_op)
+            open_op = None
+    return decided
+
+
+def wait_held(q, slot, held=True):
+    """Until the policy's last sample saw guest CPU `slot` held (or not)."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        cpus = {c["slot"]: c for c in q.cmd("query-autoscale")["cpus"]}
+        if slot in cpus and cpus[slot]["held"] == held:
+            return cpus[slot]
+        assert time.monotonic() < deadline, cpus
+        time.sleep(0.05)
+
+
+def test_a_held_cpu_keeps_its_vcpu(tmp_path):
+    # A real-time thread pinned to guest CPU 1 holds it: the idle guest would give vCPU 1
+    # back, but the policy does not pick it (the guest's HELD), says so once, and waits.
+    # Once the thread ends, the removal goes through. min=2 until the hold is seen, so the
+    # policy cannot remove vCPU 1 before the thread holds it.
+    vm, q = start(tmp_path, "2,maxcpus=2", "min=2,max=2,idle-time=300ms,cooldown=100ms")
+    with vm, q:
+        wl = q.cmd("workload-start", {"kind": "hold", "cpu": 1, "threads": 1,
+                                      "period-us": 1000})
+        cpu = wait_held(q, 1)
+        assert cpu["source"] == "guest", cpu
+        q.cmd("autoscale-set", {"min": 1})
+        held, before = autoscale_event(q, "held")
+        assert not ops_in_order(before), before
+        assert held["figures"]["online"] == 2 and held["reason"] == "held", held
+        time.sleep(1.0)  # several idle-times: still nothing
+        assert present(q) == 2
+        status = q.cmd("query-autoscale")
+        assert status["counters"]["removes"] == 0 and status["counters"]["refused"] == 0
+        q.cmd("workload-stop", wl)
+        removed, after = autoscale_event(q, "removed")
+        assert [e["action"] for e in after if e["action"] != "held"] == ["remove", "removed"]
+        assert removed["slot"] == "1", removed
+        q.wait_event("DEVICE_DELETED", TIMEOUT)
+        assert present(q) == 1
+        vm.assert_no_bugs()
+
+
+def test_the_guest_refuses_to_give_up_a_held_cpu(tmp_path):
+    # Through cpuhp: the removal request fails before anything is torn down, the guest
+    # reports it (a failing _OST: DEVICE_UNPLUG_GUEST_ERROR) and the CPU stays online.
+    path = str(tmp_path / "qmp.sock")
+    with plugvm("-v", "--smp", "1,maxcpus=2", "--qmp", path) as vm:
+        vm.wait_for(r"^acpi-hotplug: ready", BOOT_TIMEOUT)
+        wait_socket(path)
+        with Qmp(path) as q:
+            q.cmd("device_add", {"driver": "host-x86_64-cpu", "id": "c1", "socket-id": 0,
+                                 "core-id": 1, "thread-id": 0})
+            vm.wait_for(r"^acpi-hotplug: slot 1: cpu 1 online \(0\)$", TIMEOUT)
+            wl = q.cmd("workload-start", {"kind": "hold", "cpu": 1, "threads": 1})
+            q.cmd("device_del", {"id": "c1"})
+            ev = q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", TIMEOUT)
+            assert ev["data"]["device"] == "c1", ev
+            vm.wait_for(r"^acpi-hotplug: slot 1: cpu 1 refused to go \(-16\)$", TIMEOUT)
+            assert present(q) == 2
+            q.cmd("workload-stop", wl)
+            q.cmd("device_del", {"id": "c1"})
+            q.wait_event("DEVICE_DELETED", TIMEOUT)
+            with pytest.raises(QmpError):
+                q.cmd("workload-start", {"kind": "hold", "threads": 1})  # no cpu
+            with pytest.raises(QmpError):
+                q.cmd("workload-start", {"kind": "hog", "cpu": 0})
+            vm.assert_no_bugs()
+
+
+def test_a_lying_guest_gets_nothing_beyond_bounds_and_rate(tmp_path):
+    # selftest=load_liar rewrites its load records with lies as fast as it can and sends
+    # registrations plugvm must refuse. plugvm notices (implausible figures), keeps its
+    # vCPUs within min..max, decides at most once per cooldown, one operation at a time,
+    # stays responsive, and the guest's bad registrations were all refused.
+    vm, q = start(tmp_path, "1,maxcpus=2", "min=1,max=2,cooldown=300ms",
+                  append="selftest=load_liar load_liar.ms=6000")
+    with vm, q:
+        t0 = time.monotonic()
+        most, counters, events = 0, None, []
+        # Until the guest powers off after its self-test (the socket closes with it).
+        try:
+            while vm.proc.poll() is None:
+                t = time.monotonic()
+                q.cmd("query-status")
+                assert time.monotonic() - t < 1.0, "the main loop stalled"
+                most = max(most, present(q))
+                counters = q.cmd("query-autoscale")["counters"]
+                assert time.monotonic() - t0 < TIMEOUT, "load_liar did not finish"
+                try:
+                    events.append(q.wait_event("PLUGVM_AUTOSCALE", 0.05)["data"])
+                except TimeoutError:
+                    pass
+        except (OSError, EOFError):
+            pass
+        elapsed = time.monotonic() - t0
+        vm.wait_exit(TIMEOUT)
+        assert vm.proc.returncode == 0, vm.transcript()
+        assert vm.lines(r"^selftest load_liar: pass"), vm.transcript()
+        assert most <= 2
+        assert counters["implausible"] + counters["unconfirmed"] > 0, counters
+        events += [e["data"] for e in q.events if e["event"] == "PLUGVM_AUTOSCALE"]
+        decided = ops_in_order(events)
+        # Each operation takes its cooldown at least: no more than the time allows.
+        assert len(decided) <= elapsed / 0.3 + 1, (len(decided), elapsed)
+
+
+def test_bursts_under_chaos(tmp_path):
+    # The bursty workload with the host acting loaded (--chaos): every burst completes, the
+    # vCPUs follow the load without flapping (at most two operations per burst and idle
+    # phase), never two in flight, never beyond max.
+    path = str(tmp_path / "qmp.sock")
+    append = ("bursts=3 bursts.work=30000000 bursts.idle_ms=3000 bursts.start_ms=1500 halt")
+    vm = plugvm("-v", "--smp", "1,maxcpus=2", "--qmp", path, "--chaos=seed=7",
+                "--autoscale", "min=1,max=2", "--append", append)
+    with vm:
+        wait_socket(path)
+        with Qmp(path) as q:
+            events, most = [], 0
+            # Until the guest powers off after its last burst (the socket closes with it).
+            try:
+                while vm.proc.poll() is None:
+                    most = max(most, present(q))
+                    try:
+                        events.append(q.wait_event("PLUGVM_AUTOSCALE", 0.2)["data"])
+                    except TimeoutError:
+                        pass
+            except (OSError, EOFError):
+                pass
+            events += [e["data"] for e in q.events if e["event"] == "PLUGVM_AUTOSCALE"]
+        assert most <= 2
+        decided = ops_in_order(events)
+        assert 1 <= len(decided) <= 2 * 3, events
+        assert len(vm.lines(r"^bursts: burst=")) == 3
+        vm.wait_exit(TIMEOUT)
+        assert vm.proc.returncode == 0, vm.transcript()
+        vm.assert_no_bugs()

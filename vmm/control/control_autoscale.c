@@ -187,6 +187,24 @@ static struct json_object *query_autoscale(void *ctx, struct json_object *args,
 		add_u64(r, "cooldown-ms", s.p.cooldown_ms);
 	}
 	json_object_object_add(r, "figures", figures_json(&s.fig));
+	/* What the last sample saw of each present vCPU. */
+	o = json_object_new_array();
+	for (unsigned i = 0; i < s.nr_slots; i++) {
+		const struct autoscale_cpu_in *c = &s.cpu[i];
+		struct json_object *e;
+
+		if (!c->present)
+			continue;
+		e = json_object_new_object();
+		add_u64(e, "slot", i);
+		add_share(e, "busy", c->busy);
+		add_share(e, "wait", c->wait);
+		json_object_object_add(e, "held", json_object_new_boolean(c->held));
+		json_object_object_add(e, "source",
+				       json_object_new_string(c->guest ? "guest" : "host"));
+		json_object_array_add(o, e);
+	}
+	json_object_object_add(r, "cpus", o);
 	if (s.inflight != AUTOSCALE_NONE) {
 		o = json_object_new_object();
 		json_object_object_add(o, "action",
