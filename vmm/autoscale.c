@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cpus.h"
 #include "devices/load.h"
 #include "log.h"
@@ -58,17 +59,9 @@ struct autoscale {
 	unsigned nr_reports;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t mono_ms(void)
 {
-	return mono_ns() / 1000000ull;
+	return clock_now_ns() / 1000000ull;
 }
 
 /* The run time of thread `tid` of this process (Linux's per-thread CPU clock); 0: gone. */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "sandbox.h"
 
@@ -85,14 +86,6 @@ uint32_t chaos_draw(struct chaos_stream *s, const struct chaos_knob *k)
 	return (uint32_t)(((r & 0xffffffffull) * k->max_us) >> 32) + 1;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct timespec ns_to_timespec(uint64_t ns)
 {
 	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000ull),
@@ -139,7 +132,7 @@ static void *injector_thread(void *arg)
 			continue;
 		}
 		/* New entries join the tail no earlier than the head: only the head matters. */
-		if (ch->due_ns > now_ns()) {
+		if (ch->due_ns > clock_now_ns()) {
 			due = ns_to_timespec(ch->due_ns);
 			pthread_cond_timedwait(&c->cond, &c->lock, &due);
 			continue;
@@ -174,7 +167,7 @@ int chaos_irq_line(struct chaos *c, uint32_t gsi, int level)
 		ret = inject_locked(c, gsi, level);
 		goto out;
 	}
-	now = now_ns();
+	now = clock_now_ns();
 	due = now + (uint64_t)us * 1000;
 	if (due < c->last_due_ns)
 		due = c->last_due_ns;
@@ -196,14 +189,14 @@ out:
 /* Sleep `us` unless *stop is or becomes set. Returns the microseconds slept. */
 static uint64_t sleep_unless_stopped(uint32_t us, const atomic_bool *stop)
 {
-	uint64_t start = now_ns();
+	uint64_t start = clock_now_ns();
 	struct timespec until = ns_to_timespec(start + (uint64_t)us * 1000);
 
 	/* A kick (vcpu.c's signal, no SA_RESTART) interrupts the sleep: resume unless a stop. */
 	while (!atomic_load(stop) &&
 	       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 		;
-	return (now_ns() - start) / 1000;
+	return (clock_now_ns() - start) / 1000;
 }
 
 /* vCPU `id`'s draw from its stream of `streams` for `knob`: 0 when there is no delay. */
@@ -250,7 +243,7 @@ static uint64_t draw_seed(void)
 	if (getrandom(&seed, sizeof(seed), 0) == (ssize_t)sizeof(seed))
 		return seed;
 	/* No entropy source: any seed will do, it is printed either way. */
-	return mix64(now_ns() ^ ((uint64_t)getpid() << 32));
+	return mix64(clock_now_ns() ^ ((uint64_t)getpid() << 32));
 }
 
 int chaos_create(struct chaos **out, const struct chaos_config *cfg, unsigned nr_vcpus,

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "devices/acpi_cpu_hotplug.h"
 #include "devices/acpi_pm.h"
 #include "devices/direct_start.h"
@@ -38,14 +39,6 @@
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void emit(struct cpus *c, const struct cpus_event *e)
 {
 	if (c->event_fn)
@@ -55,7 +48,7 @@ static void emit(struct cpus *c, const struct cpus_event *e)
 /* Hotplug activity now: spare vCPUs wait for CPUS_SPARE_QUIET_MS without any. */
 static void note_activity(struct cpus *c)
 {
-	atomic_store(&c->busy_ns, now_ns());
+	atomic_store(&c->busy_ns, clock_now_ns());
 }
 
 static void wake_main_loop(struct cpus *c)
@@ -159,7 +152,7 @@ static void on_report(void *opaque, unsigned slot, bool online, int32_t result, 
 
 	if (since) {
 		e.requested = true;
-		e.host_ns = now_ns() - since;
+		e.host_ns = clock_now_ns() - since;
 	}
 	note_activity(c);
 	emit(c, &e);
@@ -466,7 +459,7 @@ int cpus_add(struct cpus *c, unsigned slot, const char *id)
 		c->spares--;
 	}
 	note_activity(c);
-	atomic_store(&s->request_ns, now_ns());
+	atomic_store(&s->request_ns, clock_now_ns());
 	set_id(c, s, id ? strndup(id, CPUS_MAX_ID) : NULL); /* an ejected CPU's id went with it */
 	ret = acpi_cpu_hotplug_plug(&c->block, slot);
 	if (ret)
@@ -489,8 +482,8 @@ int cpus_request_removal(struct cpus *c, unsigned slot)
 	ret = acpi_cpu_hotplug_unplug_request(&c->block, slot);
 	if (ret)
 		return ret;
-	atomic_store(&s->request_ns, now_ns());
-	atomic_store(&s->unplug_deadline, now_ns() + CPUS_UNPLUG_TIMEOUT_MS * 1000000ull);
+	atomic_store(&s->request_ns, clock_now_ns());
+	atomic_store(&s->unplug_deadline, clock_now_ns() + CPUS_UNPLUG_TIMEOUT_MS * 1000000ull);
 	note_activity(c);
 	return 0;
 }
@@ -532,7 +525,7 @@ static uint64_t removal_due_ns(const struct cpu_slot *s, uint64_t now)
 
 int cpus_next_timeout_ms(const struct cpus *c)
 {
-	uint64_t now = now_ns(), next = 0;
+	uint64_t now = clock_now_ns(), next = 0;
 	unsigned i;
 
 	if (spare_wanted(c))
@@ -551,7 +544,7 @@ int cpus_next_timeout_ms(const struct cpus *c)
 /* Removals the guest refused or did not finish in time: reported once each. */
 static void check_removals(struct cpus *c)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock_now_ns();
 	unsigned i;
 
 	for (i = 0; i < c->nr; i++) {
@@ -609,7 +602,7 @@ static void carry_out_ejects(struct cpus *c)
  */
 static void create_spares(struct cpus *c)
 {
-	if (!spare_wanted(c) || now_ns() - atomic_load(&c->busy_ns) < c->spare_quiet_ns)
+	if (!spare_wanted(c) || clock_now_ns() - atomic_load(&c->busy_ns) < c->spare_quiet_ns)
 		return;
 	/* A slot's vCPU, once created, stays until the VM ends: the scan never goes back. */
 	for (; c->spare_scan < c->nr; c->spare_scan++) {

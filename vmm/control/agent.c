@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../clock.h"
 #include "../devices/virtio_console.h"
 #include "../log.h"
 #include "../vm.h"
@@ -74,14 +75,6 @@ struct agent {
 
 static void channel_rx(void *opaque, const uint8_t *buf, size_t len);
 static void channel_reset(void *opaque);
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int agent_init(struct vm *vm)
 {
@@ -284,7 +277,7 @@ static void receive_message(struct agent *a, const struct plugvm_agent_msg *m)
 static void check_timeouts(struct agent *a)
 {
 	struct pending *p;
-	uint64_t now = now_ns();
+	uint64_t now = clock_now_ns();
 
 	while ((p = a->pending) && p->deadline_ns <= now) {
 		a->pending = p->next;
@@ -307,7 +300,7 @@ void agent_process(struct vm *vm)
 		return;
 	if (read(a->event_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		log_debug("agent: eventfd: %s", strerror(errno));
-	now = now_ns();
+	now = clock_now_ns();
 	if (now - a->period_start_ns >= AGENT_PERIOD_MS * 1000000ull) {
 		a->period_start_ns = now;
 		a->period_done = 0;
@@ -358,7 +351,7 @@ int agent_next_timeout_ms(const struct vm *vm)
 		first = a->pending->deadline_ns;
 	if (first == UINT64_MAX)
 		return -1;
-	now = now_ns();
+	now = clock_now_ns();
 	return first <= now ? 0 : (int)((first - now) / 1000000 + 1);
 }
 
@@ -395,7 +388,7 @@ int agent_request(struct vm *vm, uint16_t type, const void *payload, size_t len,
 		return ret == -ENODEV ? AGENT_ENOTCONN : ret;
 	}
 	p->id = m.hdr.id;
-	p->deadline_ns = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	p->deadline_ns = clock_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	p->fn = fn;
 	p->ctx = ctx;
 	/* Ordered by deadline; at most AGENT_MAX_PENDING entries to pass. */

@@ -10,12 +10,6 @@
 #include "../log.h"
 #include "../vm.h"
 
-static void add_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	json_object_object_add(o, key,
-			       json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v));
-}
-
 /* A share rounded to 1/1000, as a JSON number. */
 static void add_share(struct json_object *o, const char *key, double v)
 {
@@ -27,7 +21,7 @@ static struct json_object *figures_json(const struct autoscale_figures *f)
 {
 	struct json_object *o = json_object_new_object();
 
-	add_u64(o, "online", f->online);
+	qmp_add_u64(o, "online", f->online);
 	add_share(o, "busy", f->busy);
 	add_share(o, "pressure", f->pressure);
 	json_object_object_add(o, "source", json_object_new_string(f->guest ? "guest" : "host"));
@@ -87,8 +81,8 @@ static void autoscale_event(void *opaque, const struct autoscale_event *e)
 	if (e->kind == AUTOSCALE_EV_DONE && e->result)
 		json_object_object_add(d, "error", json_object_new_string(strerror(-e->result)));
 	json_object_object_add(d, "figures", figures_json(&e->fig));
-	add_u64(d, "min", e->min);
-	add_u64(d, "max", e->max);
+	qmp_add_u64(d, "min", e->min);
+	qmp_add_u64(d, "max", e->max);
 	qmp_server_event(vm->qmp, "PLUGVM_AUTOSCALE", d);
 }
 
@@ -177,14 +171,14 @@ static struct json_object *query_autoscale(void *ctx, struct json_object *args,
 	json_object_object_add(r, "enabled", json_object_new_boolean(s.enabled));
 	json_object_object_add(r, "waiting", json_object_new_boolean(s.waiting));
 	if (s.enabled) {
-		add_u64(r, "min", s.p.min);
-		add_u64(r, "max", s.p.max);
-		add_u64(r, "period-ms", s.p.period_ms);
-		add_u64(r, "pressure", s.p.pressure_pct);
-		add_u64(r, "pressure-ms", s.p.pressure_ms);
-		add_u64(r, "idle", s.p.idle_pct);
-		add_u64(r, "idle-ms", s.p.idle_ms);
-		add_u64(r, "cooldown-ms", s.p.cooldown_ms);
+		qmp_add_u64(r, "min", s.p.min);
+		qmp_add_u64(r, "max", s.p.max);
+		qmp_add_u64(r, "period-ms", s.p.period_ms);
+		qmp_add_u64(r, "pressure", s.p.pressure_pct);
+		qmp_add_u64(r, "pressure-ms", s.p.pressure_ms);
+		qmp_add_u64(r, "idle", s.p.idle_pct);
+		qmp_add_u64(r, "idle-ms", s.p.idle_ms);
+		qmp_add_u64(r, "cooldown-ms", s.p.cooldown_ms);
 	}
 	json_object_object_add(r, "figures", figures_json(&s.fig));
 	/* What the last sample saw of each present vCPU. */
@@ -196,7 +190,7 @@ static struct json_object *query_autoscale(void *ctx, struct json_object *args,
 		if (!c->present)
 			continue;
 		e = json_object_new_object();
-		add_u64(e, "slot", i);
+		qmp_add_u64(e, "slot", i);
 		add_share(e, "busy", c->busy);
 		add_share(e, "wait", c->wait);
 		json_object_object_add(e, "held", json_object_new_boolean(c->held));
@@ -209,19 +203,19 @@ static struct json_object *query_autoscale(void *ctx, struct json_object *args,
 		o = json_object_new_object();
 		json_object_object_add(o, "action",
 				       json_object_new_string(autoscale_op_name(s.inflight)));
-		add_u64(o, "slot", s.inflight_slot);
+		qmp_add_u64(o, "slot", s.inflight_slot);
 		json_object_object_add(r, "in-flight", o);
 	}
 	o = json_object_new_object();
-	add_u64(o, "samples", s.samples);
-	add_u64(o, "adds", s.adds);
-	add_u64(o, "removes", s.removes);
-	add_u64(o, "refused", s.refused);
-	add_u64(o, "failed", s.failed);
-	add_u64(o, "manual", s.manual);
-	add_u64(o, "implausible", s.implausible);
-	add_u64(o, "unconfirmed", s.unconfirmed);
-	add_u64(o, "present-vcpu-ms", s.present_vcpu_ms);
+	qmp_add_u64(o, "samples", s.samples);
+	qmp_add_u64(o, "adds", s.adds);
+	qmp_add_u64(o, "removes", s.removes);
+	qmp_add_u64(o, "refused", s.refused);
+	qmp_add_u64(o, "failed", s.failed);
+	qmp_add_u64(o, "manual", s.manual);
+	qmp_add_u64(o, "implausible", s.implausible);
+	qmp_add_u64(o, "unconfirmed", s.unconfirmed);
+	qmp_add_u64(o, "present-vcpu-ms", s.present_vcpu_ms);
 	json_object_object_add(r, "counters", o);
 	return r;
 }

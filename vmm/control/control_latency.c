@@ -8,31 +8,25 @@
 #include "../devices/latency.h"
 #include "../vm.h"
 
-static void add_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	json_object_object_add(o, key,
-			       json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v));
-}
-
 static struct json_object *cpu_json(unsigned cpu, const struct plugvm_latency_cpu *c,
 				    unsigned hist_us, bool histogram, bool stale)
 {
 	struct json_object *o = json_object_new_object(), *h;
 	unsigned k;
 
-	add_u64(o, "cpu", cpu);
-	add_u64(o, "priority", c->prio);
-	add_u64(o, "count", c->count);
-	add_u64(o, "min-ns", c->min_ns);
-	add_u64(o, "avg-ns", c->count ? c->sum_ns / c->count : 0);
-	add_u64(o, "max-ns", c->max_ns);
-	add_u64(o, "act-ns", c->act_ns);
-	add_u64(o, "overflows", c->overflows);
-	add_u64(o, "missed", c->missed);
-	add_u64(o, "outliers", c->outliers);
-	add_u64(o, "parks", c->parks);
-	add_u64(o, "parked-ns", c->parked_ns);
-	add_u64(o, "elapsed-ns", c->elapsed_ns);
+	qmp_add_u64(o, "cpu", cpu);
+	qmp_add_u64(o, "priority", c->prio);
+	qmp_add_u64(o, "count", c->count);
+	qmp_add_u64(o, "min-ns", c->min_ns);
+	qmp_add_u64(o, "avg-ns", c->count ? c->sum_ns / c->count : 0);
+	qmp_add_u64(o, "max-ns", c->max_ns);
+	qmp_add_u64(o, "act-ns", c->act_ns);
+	qmp_add_u64(o, "overflows", c->overflows);
+	qmp_add_u64(o, "missed", c->missed);
+	qmp_add_u64(o, "outliers", c->outliers);
+	qmp_add_u64(o, "parks", c->parks);
+	qmp_add_u64(o, "parked-ns", c->parked_ns);
+	qmp_add_u64(o, "elapsed-ns", c->elapsed_ns);
 	json_object_object_add(o, "stale", json_object_new_boolean(stale));
 	h = json_object_new_array_ext(PLUGVM_LATENCY_STATE_LOG2);
 	for (k = 0; k < PLUGVM_LATENCY_STATE_LOG2; k++)
@@ -61,7 +55,7 @@ static struct json_object *hotplug_json(const struct latency_snapshot *s,
 		if (!o->hp[k])
 			continue;
 		e = json_object_new_object();
-		add_u64(e, "cpu", k);
+		qmp_add_u64(e, "cpu", k);
 		json_object_object_add(e, "state", json_object_new_string(s->states[st - 1].name));
 		json_object_object_add(
 		    e, "direction",
@@ -118,27 +112,27 @@ static struct json_object *query_latency(void *ctx, struct json_object *args, st
 	    r, "build", json_object_new_string(s->flags & PLUGVM_LATENCY_F_RT ? "rt" : "default"));
 	json_object_object_add(r, "started",
 			       json_object_new_boolean(s->flags & PLUGVM_LATENCY_F_STARTED));
-	add_u64(r, "interval-us", s->interval_us);
-	add_u64(r, "histogram-us", s->hist_us);
-	add_u64(r, "threshold-us", s->threshold_us);
-	add_u64(r, "tsc-khz", s->tsc_khz);
-	add_u64(r, "torn", s->torn);
+	qmp_add_u64(r, "interval-us", s->interval_us);
+	qmp_add_u64(r, "histogram-us", s->hist_us);
+	qmp_add_u64(r, "threshold-us", s->threshold_us);
+	qmp_add_u64(r, "tsc-khz", s->tsc_khz);
+	qmp_add_u64(r, "torn", s->torn);
 	a = json_object_new_array();
 	for (k = 0; k < PLUGVM_LATENCY_MAX_CPUS; k++)
 		if (s->cpus[k].flags & PLUGVM_LATENCY_CPU_USED)
 			json_object_array_add(
 			    a, cpu_json(k, &s->cpus[k], s->hist_us, histogram, s->stale[k]));
 	json_object_object_add(r, "cpus", a);
-	add_u64(r, "outliers-total", s->outlier_seq);
+	qmp_add_u64(r, "outliers-total", s->outlier_seq);
 	a = json_object_new_array();
 	for (k = 0; k < s->nr_outliers; k++) {
 		const struct plugvm_latency_outlier *ol = &s->outliers[k];
 
 		o = json_object_new_object();
-		add_u64(o, "cpu", ol->cpu);
-		add_u64(o, "latency-ns", ol->latency_ns);
-		add_u64(o, "when-ns", ol->when_ns);
-		add_u64(o, "irqs", ol->irqs);
+		qmp_add_u64(o, "cpu", ol->cpu);
+		qmp_add_u64(o, "latency-ns", ol->latency_ns);
+		qmp_add_u64(o, "when-ns", ol->when_ns);
+		qmp_add_u64(o, "irqs", ol->irqs);
 		json_object_object_add(
 		    o, "unparked",
 		    json_object_new_boolean(ol->flags & PLUGVM_LATENCY_OUT_UNPARKED));
@@ -154,9 +148,9 @@ static struct json_object *query_latency(void *ctx, struct json_object *args, st
 			continue;
 		o = json_object_new_object();
 		json_object_object_add(o, "state", json_object_new_string(st->name));
-		add_u64(o, "samples", st->count);
-		add_u64(o, "p99-us-at-most", p99_bound_us(st));
-		add_u64(o, "max-ns", st->max_ns);
+		qmp_add_u64(o, "samples", st->count);
+		qmp_add_u64(o, "p99-us-at-most", p99_bound_us(st));
+		qmp_add_u64(o, "max-ns", st->max_ns);
 		json_object_array_add(a, o);
 	}
 	json_object_object_add(r, "states", a);

@@ -209,4 +209,11 @@ void qmp_session_consume(struct qmp_session *c, size_t len);
  */
 bool qmp_session_closing(const struct qmp_session *c);
 
+/* o[key] = v, a uint64_t as a JSON integer (json-c's are signed: capped at INT64_MAX). */
+static inline void qmp_add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key,
+			       json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v));
+}
+
 #endif
