@@ -20,8 +20,8 @@
  * only by the CPU it describes. The writer increments `seq` (now odd) and updates copy[0],
  * then increments it again (even) and applies the same update to copy[1]. A reader loads
  * `seq`, copies copy[seq & 1], and keeps it if `seq` is unchanged after. A CPU updates its
- * record at least once per scheduler tick while it is busy, and when it enters and leaves
- * idle; an idle CPU without ticks leaves its record alone (now_ns then lags, and plugvm counts
+ * record at least every 10 ms (at a scheduler tick) while it is busy, and when it enters and
+ * leaves idle; an idle CPU without ticks leaves its record alone (now_ns then lags, and plugvm counts
  * the time since as idle when nr_running is 0).
  */
 #ifndef PLUGVM_COMMON_LOAD_H

@@ -295,7 +295,7 @@ static bool guest_figures(struct autoscale *a, unsigned slot, uint64_t wall_ns,
 	if (ok) {
 		d_busy = r.busy_ns - s->prev_rec.busy_ns;
 		d_wait = r.wait_ns - s->prev_rec.wait_ns;
-		/* A tick's worth of lag either side, no more. */
+		/* The guest publishes a busy CPU every 10 ms (and a tick): that lag, no more. */
 		if (d_busy > wall_ns + wall_ns / 4 + 10000000ull ||
 		    d_wait > wall_ns + wall_ns / 4 + 10000000ull) {
 			a->implausible++;

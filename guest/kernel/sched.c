@@ -356,7 +356,7 @@ void sched_tick(void)
 	struct thread *t = this_rq()->curr;
 
 	if (!t->is_idle)
-		rq_load_update(this_rq(), false, true); /* a busy tick publishes */
+		rq_load_update(this_rq(), false, true); /* a busy tick: publishes every 10 ms */
 	if (t->is_idle || t->policy != SCHED_RR)
 		return;
 	if (--t->slice_left <= 0) {

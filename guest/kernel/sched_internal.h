@@ -116,21 +116,24 @@ static inline void rq_load_publish(struct rq *rq)
 	if (area && apic_id < sched_load_nr)
 		sched_load_publish(&area[apic_id], &rq->load,
 				   READ_ONCE(rq->nr_held) ? PLUGVM_LOAD_HELD : 0);
+	sched_load_published(&rq->load);
 }
 
 /*
  * An update point of this CPU's load: account up to now with `idle` and the run queue's
- * count from here on, and publish when `always` (a busy tick) or the idle state changed.
- * Nothing once the CPU stopped (sched_load_stop()).
+ * count from here on, and publish when the idle state changed or, on a busy `tick`, when
+ * SCHED_LOAD_TICK_PUBLISH_NS passed since the last publish. Nothing once the CPU stopped
+ * (sched_load_stop()).
  */
-static inline void rq_load_update(struct rq *rq, bool idle, bool always)
+static inline void rq_load_update(struct rq *rq, bool idle, bool tick)
 {
 	if (!rq->load.online)
 		return;
 	/* The running thread is not in the queue (nr_running counts the queue). */
 	uint32_t runnable = rq->nr_running + (idle || rq->curr->is_idle ? 0u : 1u);
 
-	if (sched_load_account(&rq->load, arch_now_ns(), idle, runnable) || always)
+	if (sched_load_account(&rq->load, arch_now_ns(), idle, runnable) ||
+	    (tick && sched_load_tick_due(&rq->load)))
 		rq_load_publish(rq);
 }
 

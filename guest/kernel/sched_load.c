@@ -38,6 +38,16 @@ bool sched_load_account(struct sched_load *l, uint64_t now_ns, bool idle, uint32
 	return changed;
 }
 
+bool sched_load_tick_due(const struct sched_load *l)
+{
+	return l->last_ns - l->published_ns >= SCHED_LOAD_TICK_PUBLISH_NS;
+}
+
+void sched_load_published(struct sched_load *l)
+{
+	l->published_ns = l->last_ns;
+}
+
 void sched_load_publish(struct plugvm_load_latch *latch, const struct sched_load *l, uint32_t flags)
 {
 	struct plugvm_load_cpu rec = {

@@ -17,6 +17,7 @@
 /* One CPU's accumulators; written only by that CPU, interrupts off. Zeroed once, at boot. */
 struct sched_load {
 	uint64_t last_ns; /* the previous update */
+	uint64_t published_ns; /* last_ns when it was last published (sched_load_published()) */
 	uint64_t busy_ns; /* total busy time up to last_ns */
 	uint64_t wait_ns; /* total wait time up to last_ns */
 	uint32_t nr_running; /* as the previous update saw it */
@@ -38,6 +39,17 @@ void sched_load_stop(struct sched_load *l, uint64_t now_ns);
  * true when the idle state changed (the caller publishes then, and on ticks).
  */
 bool sched_load_account(struct sched_load *l, uint64_t now_ns, bool idle, uint32_t nr_running);
+/*
+ * Busy ticks publish at most every SCHED_LOAD_TICK_PUBLISH_NS (plugvm samples at most every
+ * 10 ms, AUTOSCALE_PERIOD_MIN_MS): the latch then lags the CPU's busy time by at most that
+ * and a tick, not by a tick, and a busy CPU writes it ~10 times fewer (HZ 1000).
+ */
+#define SCHED_LOAD_TICK_PUBLISH_NS 10000000ull
+/* A busy tick at l's last update should publish (test_sched_load.c). */
+bool sched_load_tick_due(const struct sched_load *l);
+/* What is in the latch now is l's state at its last update. */
+void sched_load_published(struct sched_load *l);
+
 /*
  * Write l's figures and `flags` (PLUGVM_LOAD_HELD; ONLINE is l's) into `latch`, as its
  * only writer, by the header's protocol: seq odd, copy[0], seq even, copy[1]. Plain

@@ -116,7 +116,28 @@ static void test_publish_keeps_both_copies_equal_and_seq_even(void **state)
 	assert_memory_equal(&latch.copy[0], &latch.copy[1], sizeof(latch.copy[0]));
 }
 
-UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_busy_and_idle_across_idle_entries),
+/* Busy ticks publish every SCHED_LOAD_TICK_PUBLISH_NS, not at each tick. */
+static void test_busy_ticks_publish_every_10_ms(void **state)
+{
+	struct sched_load l = { 0 };
+	unsigned ms, due = 0;
+
+	(void)state;
+	sched_load_start(&l, 0);
+	sched_load_published(&l);
+	for (ms = 1; ms <= 30; ms++) { /* 30 ticks of HZ 1000 */
+		sched_load_account(&l, ms * MS, false, 1);
+		if (sched_load_tick_due(&l)) {
+			due++;
+			assert_int_equal(ms % 10, 0);
+			sched_load_published(&l);
+		}
+	}
+	assert_int_equal(due, 3);
+}
+
+UNIT_MAIN(NULL, NULL, cmocka_unit_test(test_busy_ticks_publish_every_10_ms),
+	  cmocka_unit_test(test_busy_and_idle_across_idle_entries),
 	  cmocka_unit_test(test_wait_needs_two_runnable),
 	  cmocka_unit_test(test_offline_time_is_neither),
 	  cmocka_unit_test(test_clock_backwards_accounts_nothing),
