@@ -6,8 +6,8 @@
  * a high-resolution timer: the timer's interrupt wakes it on the CPU it left, where
  * wake-up placement (sched_select_cpu(): the last CPU if idle, else an idle active CPU)
  * moves it to a CPU that is idle, one that arrived mid-burst included, whenever another
- * worker keeps its own busy. (Woken by the dispatcher instead, workers piled up behind
- * one another: the dispatcher's CPU never looked idle at the moment it woke them.) An item
+ * worker keeps its own busy (a wake-up by the dispatcher would not: its CPU is busy waking
+ * them, so they would be placed behind one another). An item
  * is a fixed number of arithmetic iterations (bursts.work), never calibrated: the same work
  * on every run. Output (a contract for bench/ and the tests):
  *   bursts: start n=N threads=T items=K work=W idle_ms=I
