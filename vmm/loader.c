@@ -85,11 +85,11 @@ static int scan_notes(const uint8_t *p, uint64_t size, uint64_t align, uint32_t 
 }
 
 /*
- * Zero `len` bytes at p, writing only the 4 KiB chunks that are not zero already: fresh
- * guest RAM reads as zero without becoming resident, and writing its zeros would make the
- * whole bss resident (1.3 MB of guest.elf's) before the guest touched any of it. A reset's
- * dirty bss is written as before (test_loader.c: test_bss_of_fresh_ram_stays_unbacked,
- * load_and_check()).
+ * Zero `len` bytes at p, writing only the 4 KiB chunks that are not zero already, for a
+ * load over RAM that is not fresh (struct guest_mem). Fresh RAM is not zero-filled at all:
+ * writing its zeros would make the whole bss resident (1.3 MB of guest.elf's) before the
+ * guest touched any of it, and so would reading it on a host without a shared zero page
+ * (test_loader.c: test_bss_of_fresh_ram_stays_unbacked, load_and_check()).
  */
 static void zero_fill(uint8_t *p, uint64_t len)
 {
@@ -211,7 +211,8 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 			}
 			dst = mem_gpa_ptr(m, ph.p_paddr, ph.p_memsz);
 			memcpy(dst, img + ph.p_offset, ph.p_filesz);
-			zero_fill(dst + ph.p_filesz, ph.p_memsz - ph.p_filesz);
+			if (!m->fresh)
+				zero_fill(dst + ph.p_filesz, ph.p_memsz - ph.p_filesz);
 		}
 		if (pass == 0 && !have_entry)
 			return fail(err, errlen, -ENOEXEC,
@@ -223,6 +224,7 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 			    entry - load_x[i].p_paddr < load_x[i].p_filesz)
 				entry_loaded = true;
 	}
+	m->fresh = false;
 	out->entry = entry;
 	out->lowest = lowest;
 	out->highest = highest;

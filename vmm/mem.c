@@ -47,6 +47,7 @@ int mem_init(struct guest_mem *m, uint64_t size)
 		m->nr_regions = 2;
 	}
 	m->size = size;
+	m->fresh = true;
 	return 0;
 }
 
@@ -57,6 +58,7 @@ int mem_clear(struct guest_mem *m)
 	for (i = 0; i < m->nr_regions; i++)
 		if (madvise(m->regions[i].hva, m->regions[i].size, MADV_DONTNEED) < 0)
 			return -errno;
+	m->fresh = true;
 	return 0;
 }
 

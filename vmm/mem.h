@@ -7,6 +7,7 @@
 #ifndef PLUGVM_VMM_MEM_H
 #define PLUGVM_VMM_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,13 @@ struct guest_mem {
 	uint64_t size; /* total RAM bytes */
 	int nr_regions;
 	struct mem_region regions[MEM_MAX_REGIONS];
+	/*
+	 * RAM is as mem_init() or mem_clear() left it (zero, pages not backed) but for the
+	 * VMM's own tables outside the kernel's segments (layout.h): loader_load_elf() need
+	 * not read or write a fresh bss, and clears this once it has loaded
+	 * (test_loader.c: test_bss_of_fresh_ram_stays_unbacked).
+	 */
+	bool fresh;
 };
 
 /*

@@ -147,6 +147,7 @@ static uint8_t *gpa(gpa_t a, uint64_t len)
 static void fill_guest(void)
 {
 	memset(gpa(0, GUEST_MEM), FILL, GUEST_MEM);
+	mem.fresh = false; /* dirty RAM, as the guest leaves it */
 }
 
 /* True if guest RAM still holds only the fill pattern. */
