@@ -288,8 +288,13 @@ deps:
 run: deps all
 	eval exec '$(B)/plugvm' "$$(cat configs/default.args)"
 
+# What needs /dev/kvm (the integration tests, the sanitizer runs, the soak) runs under
+# $(ON_KVM): directly, or with NESTED_KVM=1 in a nested-KVM VM on QEMU's TCG for a host
+# without /dev/kvm (scripts/nested-kvm.sh; README "Tests" says what that VM cannot run).
+ON_KVM := $(if $(NESTED_KVM),scripts/nested-kvm.sh run)
+
 integration: all
-	$(PYTEST) -q tests/integration $(PYTEST_ARGS)
+	$(ON_KVM) $(PYTEST) -q tests/integration $(PYTEST_ARGS)
 
 test: deps
 	$(Q)$(MAKE) all
@@ -299,7 +304,7 @@ test: deps
 # The edit-test loop: the unit tests and the integration tests not marked slow (README, "Tests").
 test-quick: all
 	$(Q)$(MAKE) unit
-	$(PYTEST) -q tests/integration -m "not slow" $(PYTEST_ARGS)
+	$(ON_KVM) $(PYTEST) -q tests/integration -m "not slow" $(PYTEST_ARGS)
 
 # ---- soaks ---------------------------------------------------------------------------------
 # tests/soak/soak.py: boots and hot-add/remove operations, every one checked; progress line
@@ -311,7 +316,7 @@ soak: all
 # The CI-sized soak that `make check` runs: 50 short boots (half with --chaos), 4 full ones,
 # 1,000 hot-add/remove operations under --chaos while the torture tests run.
 soak-ci: all
-	$(Q)/usr/bin/python3 tests/soak/soak.py --boots 50 --full 4 --ops 1000 $(SOAK_ARGS)
+	$(Q)$(ON_KVM) /usr/bin/python3 tests/soak/soak.py --boots 50 --full 4 --ops 1000 $(SOAK_ARGS)
 
 # ---- static analysis, format, sanitizers -------------------------------------------------
 FORMAT_FILES = $(shell git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '^build/')
@@ -357,13 +362,13 @@ SAN_TESTS := test_qmp.py test_qmp_libvirt.py test_plugctl.py test_hotplug.py tes
 check-san: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
 	$(Q)ln -sf ../guest.elf build/san/guest.elf
-	$(Q)PLUGVM_BIN=$(CURDIR)/build/san/plugvm $(PYTEST) -q \
+	$(Q)$(ON_KVM) env PLUGVM_BIN=$(CURDIR)/build/san/plugvm $(PYTEST) -q \
 		$(addprefix tests/integration/,$(SAN_TESTS)) -k "not qemu" $(PYTEST_ARGS)
 
 check-san-all: guest
 	$(Q)$(MAKE) SAN=1 vmm unit
 	$(Q)ln -sf ../guest.elf build/san/guest.elf
-	$(Q)PLUGVM_BIN=$(CURDIR)/build/san/plugvm $(PYTEST) -q tests/integration \
+	$(Q)$(ON_KVM) env PLUGVM_BIN=$(CURDIR)/build/san/plugvm $(PYTEST) -q tests/integration \
 		-k "not qemu and not test_sandbox and not test_jail and not test_domain and not test_memory" \
 		$(PYTEST_ARGS)
 
@@ -373,7 +378,7 @@ check-san-all: guest
 check-tsan: guest
 	$(Q)$(MAKE) TSAN=1 vmm
 	$(Q)ln -sf ../guest.elf build/tsan/guest.elf
-	$(Q)TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
+	$(Q)$(ON_KVM) env TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1" \
 		PLUGVM_BIN=$(CURDIR)/build/tsan/plugvm $(PYTEST) -q tests/integration/test_hotplug.py \
 		tests/integration/test_qmp.py tests/integration/test_qmp_libvirt.py -k "not churn" \
 		$(PYTEST_ARGS)

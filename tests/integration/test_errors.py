@@ -183,7 +183,10 @@ def test_dev_kvm_unreadable(workdir):
     ("ud", 6, "#UD invalid opcode"),
     ("gp", 13, "#GP general protection"),
     ("pf", 14, "#PF page fault"),
-    ("de", 0, "#DE divide error"),
+    # QEMU 7.2's TCG, emulating SVM for nested KVM, stops making progress at a #DE in the
+    # nested guest: the whole VM spins (seen for 400 s), so no timeout can end the test.
+    pytest.param("de", 0, "#DE divide error", marks=pytest.mark.nested_tcg_breaks(
+        "a #DE in the nested guest stops QEMU 7.2's whole TCG VM")),
     ("df", 8, "#DF double fault"),
 ])
 def test_guest_exception_report(kind, vector, name):
