@@ -234,6 +234,7 @@ unit: unit-build
 	@fail=0; for t in $(UNIT_BINS); do \
 		echo "  UNIT    $$t"; \
 		timeout 60 $$t > $$t.log 2>&1 || { cat $$t.log; echo "FAILED: $$t"; fail=1; }; \
+		grep -h ': skipped: ' $$t.log || true; \
 	done; exit $$fail
 
 # ---- fuzzing (libFuzzer): fuzz-build, fuzz-smoke, fuzz, fuzz-seeds ---------------------------
