@@ -267,13 +267,9 @@ static int req_sched_stats(const void *arg, void *out, uint32_t *len)
 	memset(s, 0, sizeof(*s));
 	s->cpu = ix->first;
 	c = READ_ONCE(cpu_table[ix->first]);
-	if (c) {
-		/* A racy snapshot: rq.nr_running counts the running thread (not idle). */
-		unsigned n = READ_ONCE(c->rq.nr_running);
-		struct thread *curr = READ_ONCE(c->rq.curr);
-
-		s->nr_running = n && curr && !curr->is_idle ? n - 1 : n;
-	}
+	/* A racy snapshot of the queue, the running thread not counted, as the ABI says. */
+	if (c)
+		s->nr_running = READ_ONCE(c->rq.nr_running);
 	s->switches = ss.switches;
 	s->preemptions = ss.preemptions;
 	s->wakeups_local = ss.wakeups_local;
