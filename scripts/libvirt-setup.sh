@@ -39,6 +39,13 @@ configure() {
 	set_key dynamic_ownership 0
 	set_key remember_owner 0
 	set_key cgroup_controllers '[ ]'
+	# In scripts/nested-kvm.sh's VM (a chroot over an overlay, /dev a devtmpfs mounted in
+	# it) the /dev that libvirt builds in the emulator's mount namespace lacks /dev/kvm.
+	if [ "${PLUGVM_NESTED_TCG:-}" = 1 ]; then
+		set_key namespaces '[ ]'
+	else
+		sed -i -e "/^[[:space:]]*namespaces[[:space:]]*=/d" "$CONF"
+	fi
 	mkdir -p /var/log/libvirt/qemu /var/run/libvirt /var/lib/libvirt/qemu
 }
 
