@@ -32,6 +32,8 @@ struct report {
 };
 
 struct slot_sample {
+	/* The policy added this slot's vCPU, and no removal of it was asked since. */
+	bool policy_added;
 	bool have; /* prev_* hold the last sample of this vCPU */
 	uint64_t prev_cpu_ns; /* the vCPU thread's run time */
 	bool prev_guest; /* prev_rec is a record of generation prev_gen */
@@ -223,12 +225,27 @@ void autoscale_cpus_event(struct vm *vm, const struct cpus_event *e)
 	pthread_mutex_unlock(&a->lock);
 }
 
-void autoscale_manual(struct vm *vm, enum autoscale_op op)
+bool autoscale_adopt(struct vm *vm, unsigned slot)
+{
+	struct autoscale *a = vm->autoscale;
+
+	if (!a || slot >= vm->cfg->max_cpus || !a->s[slot].policy_added ||
+	    !cpus_present(vm->cpus, slot))
+		return false;
+	autoscale_manual(vm, AUTOSCALE_ADD, slot);
+	return true;
+}
+
+void autoscale_manual(struct vm *vm, enum autoscale_op op, unsigned slot)
 {
 	struct autoscale *a = vm->autoscale;
 	unsigned i, online = 0;
 
-	if (!a || !a->enabled)
+	if (!a)
+		return;
+	if (slot < vm->cfg->max_cpus)
+		a->s[slot].policy_added = false; /* the operator's from now on, or going */
+	if (!a->enabled)
 		return;
 	for (i = 0; i < vm->cfg->max_cpus; i++)
 		online += cpus_present(vm->cpus, i);
@@ -402,6 +419,7 @@ static void act(struct autoscale *a, const struct autoscale_decision *d, uint64_
 	emit(a, &e);
 	ret =
 	    d->op == AUTOSCALE_ADD ? cpus_add(c, d->slot, e.id) : cpus_request_removal(c, d->slot);
+	a->s[d->slot].policy_added = d->op == AUTOSCALE_ADD && !ret;
 	if (ret) {
 		log_warn("autoscale: %s vCPU %u: %s", autoscale_op_name(d->op), d->slot,
 			 strerror(-ret));

@@ -69,8 +69,15 @@ int autoscale_next_timeout_ms(struct vm *vm);
 void autoscale_process(struct vm *vm);
 /* A vCPU lifecycle event (cpus.h), on whichever thread it comes: kept for the main thread. */
 void autoscale_cpus_event(struct vm *vm, const struct cpus_event *e);
-/* The operator's device_add / device_del of a vCPU was accepted (control_cpus.c). */
-void autoscale_manual(struct vm *vm, enum autoscale_op op);
+/* The operator's device_add / device_del of the vCPU in `slot` was accepted (control_cpus.c). */
+void autoscale_manual(struct vm *vm, enum autoscale_op op, unsigned slot);
+/*
+ * An operator's device_add names the id and slot of a present vCPU the policy added (libvirt
+ * cannot see those, and `virsh setvcpus` asks for them again): true if it was, and it is the
+ * operator's now, as if just added (autoscale_manual()); false otherwise (the add is a
+ * duplicate). test_libvirt_plugvm.py: test_libvirt_adopts_the_vcpus_autoscaling_adds.
+ */
+bool autoscale_adopt(struct vm *vm, unsigned slot);
 
 /*
  * Enable with `p` (or change the parameters). Returns 0, or -EINVAL with err set (min > max,

@@ -4,8 +4,10 @@
 up again through the removed slots), pins it, suspends and resumes it, reboots it, shuts it
 down, destroys and undefines it, on `pc` and `q35`; libvirtd restarts under a running domain;
 libvirt's real-time knobs land on plugvm's threads; a document with a <disk> is refused,
-naming it. The domain documents are written here, outside the repository (issue 24's check).
+naming it; vCPUs on demand turned on through libvirt's QMP passthrough follow `virsh
+setvcpus`, and libvirt's count follows them (docs/autoscale.md). The domain documents are written here, outside the repository (issue 24's check).
 libvirt's daemons: the session fixture `libvirtd` (conftest.py)."""
+import json
 import os
 import re
 import subprocess
@@ -325,3 +327,66 @@ def test_readme_libvirt_section(libvirtd, tmp_path):
             time.sleep(0.05)
     finally:
         virsh("destroy", name, check=False)
+
+
+def qmp(d, name, args=None):
+    """One QMP command through libvirt (`virsh qemu-monitor-command`): its `return`."""
+    cmd = {"execute": name}
+    if args is not None:
+        cmd["arguments"] = args
+    out = virsh("qemu-monitor-command", d.name, json.dumps(cmd)).stdout
+    reply = json.loads(out)
+    assert "return" in reply, out
+    return reply["return"]
+
+
+def test_setvcpus_during_autoscaling_moves_its_range(libvirtd, tmp_path):
+    """vCPUs on demand under libvirt (docs/autoscale.md): turned on over libvirt's QMP
+    passthrough, then `virsh setvcpus` up and down: each is carried out, and the policy's
+    range follows it (min up to 3, then max down to 1), so it never undoes the operator."""
+    with PlugvmDomain(tmp_path, "scale") as d:
+        d.start()
+        d.online(1)
+        assert qmp(d, "autoscale-set", {"min": 1, "max": MAXCPUS}) == {}
+        virsh("setvcpus", d.name, "3", "--live")
+        for cpu in (1, 2):
+            d.wait_for(rf"^acpi-hotplug: slot {cpu}: cpu {cpu} online \(0\)$")
+        wait_count(d, 3)
+        a = qmp(d, "query-autoscale")
+        assert (a["enabled"], a["min"], a["max"]) == (True, 3, MAXCPUS), a
+        virsh("setvcpus", d.name, "1", "--live")
+        for cpu in (1, 2):
+            d.wait_for(rf"^acpi-hotplug: slot {cpu}: cpu {cpu} offline, ejecting \(0\)$")
+        wait_count(d, 1)
+        a = qmp(d, "query-autoscale")
+        assert (a["min"], a["max"]) == (1, 1), a
+        assert a["counters"]["adds"] == 0 and a["counters"]["removes"] == 0, a
+        assert "BUG:" not in d.text(), d.text()
+        virsh("destroy", d.name)
+
+
+def test_libvirt_adopts_the_vcpus_autoscaling_adds(libvirtd, tmp_path):
+    """libvirt has no event for a vCPU it did not add: the one the policy adds under load is
+    not in its count, and `virsh setvcpus` up asks for it again by its name (vcpu1) and
+    slot, which adopts it (autoscale.h: autoscale_adopt()) instead of failing as a
+    duplicate. A vCPU the policy removes, libvirt follows (DEVICE_DELETED of vcpu1)."""
+    with PlugvmDomain(tmp_path, "adopt") as d:
+        d.start()
+        d.online(1)
+        assert qmp(d, "autoscale-set", {"min": 1, "max": 2}) == {}
+        wl = qmp(d, "workload-start", {"kind": "hog", "threads": 2, "period-us": 10})
+        d.wait_for(r"^acpi-hotplug: slot 1: cpu 1 online \(0\)$")
+        assert d.vcpucount()[("current", "live")] == 1
+        virsh("setvcpus", d.name, "2", "--live")
+        wait_count(d, 2)
+        a = qmp(d, "query-autoscale")
+        assert (a["min"], a["max"], a["counters"]["adds"]) == (2, 2, 1), a
+        info = virsh("vcpuinfo", d.name).stdout
+        assert len(re.findall(r"^VCPU:", info, re.M)) == 2, info
+        # Handed back; idle now, the policy removes vcpu1 and libvirt's count follows.
+        qmp(d, "workload-stop", {"id": wl["id"]})
+        assert qmp(d, "autoscale-set", {"min": 1, "max": 2}) == {}
+        d.wait_for(r"^acpi-hotplug: slot 1: cpu 1 offline, ejecting \(0\)$")
+        wait_count(d, 1)
+        assert "BUG:" not in d.text(), d.text()
+        virsh("destroy", d.name)

@@ -268,7 +268,7 @@ static struct json_object *device_add(void *ctx, struct json_object *args, struc
 	const char *driver, *id = NULL, *other;
 	size_t dlen;
 	unsigned i;
-	int slot, ret;
+	int slot, ret, dup = -1;
 
 	json_object_object_get_ex(args, "driver", &o);
 	driver = json_object_get_string(o);
@@ -288,21 +288,26 @@ static struct json_object *device_add(void *ctx, struct json_object *args, struc
 			    "digits, '-', '.', '_'; at most 64)");
 			return NULL;
 		}
-		for (i = 0; i < vm->cfg->max_cpus; i++) {
+		for (i = 0; i < vm->cfg->max_cpus && dup < 0; i++) {
 			other = cpus_id(vm->cpus, i);
-			if (other && !strcmp(other, id)) {
-				qmp_error_set(err, "GenericError", "Duplicate device ID '%s'", id);
-				return NULL;
-			}
+			if (other && !strcmp(other, id))
+				dup = (int)i;
 		}
 	}
 	slot = cpu_slot(vm, args, err);
 	if (slot < 0)
 		return NULL;
+	if (dup >= 0) {
+		/* The same id in the same slot, added by the policy: the operator's now. */
+		if (slot != dup || !autoscale_adopt(vm, (unsigned)dup))
+			qmp_error_set(err, "GenericError", "Duplicate device ID '%s'", id);
+		return NULL;
+	}
 	ret = cpus_add(vm->cpus, (unsigned)slot, id);
 	switch (ret) {
 	case 0:
-		autoscale_manual(vm, AUTOSCALE_ADD); /* operator commands win (autoscale.h) */
+		/* Operator commands win (autoscale.h). */
+		autoscale_manual(vm, AUTOSCALE_ADD, (unsigned)slot);
 		break;
 	case -EEXIST:
 		qmp_error_set(err, "GenericError", "CPU[%d] with APIC ID %d exists", slot, slot);
@@ -355,7 +360,7 @@ static struct json_object *device_del(void *ctx, struct json_object *args, struc
 	ret = cpus_request_removal(vm->cpus, (unsigned)slot);
 	switch (ret) {
 	case 0:
-		autoscale_manual(vm, AUTOSCALE_REMOVE);
+		autoscale_manual(vm, AUTOSCALE_REMOVE, (unsigned)slot);
 		break;
 	case -EALREADY:
 		qmp_error_set(err, "GenericError",

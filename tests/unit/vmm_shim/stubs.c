@@ -130,10 +130,18 @@ WEAK void control_autoscale_start(struct vm *vm)
 	(void)vm;
 }
 
-WEAK void autoscale_manual(struct vm *vm, enum autoscale_op op)
+WEAK void autoscale_manual(struct vm *vm, enum autoscale_op op, unsigned slot)
 {
 	(void)vm;
 	(void)op;
+	(void)slot;
+}
+
+WEAK bool autoscale_adopt(struct vm *vm, unsigned slot)
+{
+	(void)vm;
+	(void)slot;
+	return false;
 }
 
 WEAK void autoscale_cpus_event(struct vm *vm, const struct cpus_event *e)
