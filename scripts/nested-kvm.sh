@@ -122,6 +122,7 @@ mount -t tmpfs tmpfs $R/dev/shm
 ln -sf /proc/self/fd $R/dev/fd
 mount -t tmpfs -o mode=1777 tmpfs $R/tmp
 mount -t tmpfs -o mode=0755 tmpfs $R/run
+mkdir -p -m 1777 $R/run/lock # /var/lock: virsh console's lock files
 RUN=$REPO/build/nested-kvm/runs/$ID
 [ -f "$R$RUN/cmd" ] || die "no command $RUN/cmd"
 modprobe kvm_amd > "$R$RUN/kvm.log" 2>&1 || say "modprobe kvm_amd failed"
