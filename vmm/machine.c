@@ -175,6 +175,8 @@ int machine_create(struct vm *vm, const struct vm_config *cfg)
 
 	if (mem_init(&vm->mem, cfg->mem_bytes))
 		return PLUGVM_EXIT_SETUP;
+	if (cfg->mem_thp)
+		mem_set_thp(&vm->mem, true);
 	if (kvm_setup_memory_and_irqchip(&vm->kvm, &vm->mem))
 		return PLUGVM_EXIT_SETUP;
 	/* Before the devices: every line change of theirs must go through it. */

@@ -22,6 +22,7 @@ static int map_region(struct mem_region *r, gpa_t gpa, uint64_t size)
 		return -err;
 	}
 	madvise(p, size, MADV_MERGEABLE);
+	madvise(p, size, MADV_NOHUGEPAGE); /* mem_set_thp() */
 	r->gpa = gpa;
 	r->size = size;
 	r->hva = p;
@@ -49,6 +50,15 @@ int mem_init(struct guest_mem *m, uint64_t size)
 	m->size = size;
 	m->fresh = true;
 	return 0;
+}
+
+void mem_set_thp(struct guest_mem *m, bool on)
+{
+	int i;
+
+	for (i = 0; i < m->nr_regions; i++)
+		madvise(m->regions[i].hva, m->regions[i].size,
+			on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
 int mem_clear(struct guest_mem *m)

@@ -543,6 +543,26 @@ static void test_sandbox_runas(void **state)
 	parse_fails("needs a value", "--runas");
 }
 
+/* --mem-thp: guest RAM without transparent huge pages unless asked (mem.h). */
+static void test_mem_thp(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse(&p, "--smp", "1", NULL);
+	assert_false(p.cfg.mem_thp);
+	config_free(&p.cfg);
+	parse(&p, "--mem-thp", "on", NULL);
+	assert_int_equal(p.st, CONFIG_RUN);
+	assert_true(p.cfg.mem_thp);
+	config_free(&p.cfg);
+	parse(&p, "--mem-thp=on", "--mem-thp=off", NULL);
+	assert_false(p.cfg.mem_thp);
+	config_free(&p.cfg);
+	parse_fails("--mem-thp: 'yes' is not on or off", "--mem-thp", "yes");
+	parse_fails("needs a value", "--mem-thp");
+}
+
 static void test_jail_and_its_socket(void **state)
 {
 	struct parsed p;
@@ -941,6 +961,7 @@ int main(void)
 		cmocka_unit_test(test_qmp),
 		cmocka_unit_test(test_smp_topology),
 		cmocka_unit_test(test_sandbox_runas),
+		cmocka_unit_test(test_mem_thp),
 		cmocka_unit_test(test_jail_and_its_socket),
 		cmocka_unit_test(test_spare_vcpus),
 		cmocka_unit_test(test_chaos_flag),

@@ -285,6 +285,16 @@ static enum config_status opt_virtio(struct vm_config *cfg, const char *val, cha
 	return on_off(&cfg->virtio_disabled, val, "--virtio", err, errlen);
 }
 
+static enum config_status opt_mem_thp(struct vm_config *cfg, const char *val, char *err,
+				      size_t errlen)
+{
+	bool off = true;
+	enum config_status st = on_off(&off, val, "--mem-thp", err, errlen);
+
+	cfg->mem_thp = !off;
+	return st;
+}
+
 static enum config_status opt_chaos(struct vm_config *cfg, const char *val, char *err,
 				    size_t errlen)
 {
@@ -381,6 +391,7 @@ static const struct opt opts[] = {
 	{ { "no-reboot" }, ARG_NONE, opt_no_reboot },
 	{ { "machine", "M" }, ARG_REQUIRED, opt_machine },
 	{ { "virtio" }, ARG_REQUIRED, opt_virtio },
+	{ { "mem-thp" }, ARG_REQUIRED, opt_mem_thp },
 	{ { "chaos" }, ARG_OPTIONAL, opt_chaos },
 	{ { "autoscale" }, ARG_REQUIRED, opt_autoscale },
 	{ { "domain" }, ARG_REQUIRED, opt_domain },

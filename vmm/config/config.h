@@ -128,6 +128,7 @@ struct vm_config {
 	bool qmp_disabled; /* --qmp none */
 	bool start_paused; /* -S: vCPUs start at QMP `cont` */
 	bool virtio_disabled; /* --virtio off: no virtio-mmio devices */
+	bool mem_thp; /* --mem-thp on: guest RAM may use transparent huge pages (mem.h) */
 	bool sandbox_disabled; /* --sandbox off: no seccomp filters (debugging only) */
 	char *runas; /* --runas USER: drop to that user after setup; NULL: stay */
 	char *jail_dir; /* --jail DIR: the VMM's root once the VM is built (jail.h); NULL: none */

@@ -36,6 +36,8 @@ const char config_usage[] =
     "                         the chipset whose ACPI ports the guest sees: pc (QEMU's\n"
     "                         pc-i440fx-*, the default) or q35 (pc-q35-*)\n"
     "  --virtio on|off        virtio-mmio console and agent channel (default on)\n"
+    "  --mem-thp on|off       guest RAM in transparent huge pages where the host has\n"
+    "                         them (default off: an idle VM holds only what it touched)\n"
     "  --autoscale on|off|SPEC\n"
     "                         vCPUs on demand (docs/autoscale.md; default off). SPEC:\n"
     "                         comma-separated min=N, max=N (default 1 and maxcpus),\n"
