@@ -315,7 +315,7 @@ static bool handle_exit(struct vcpu *v)
 	case KVM_EXIT_SHUTDOWN:
 		/* A triple fault resets a machine that reboots (QEMU's way); else a crash. */
 		if (atomic_load(&vm->on_reset) != ACTION_RESET) {
-			vcpu_crash(v, "guest triple fault (shutdown exit)");
+			vcpu_crash_shutdown(v);
 			return false;
 		}
 		log_warn("vCPU %d: guest triple fault: the machine resets", v->id);

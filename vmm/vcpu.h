@@ -155,6 +155,12 @@ void vcpu_dump(struct vcpu *v, const uint8_t *insn, unsigned insn_len);
 void vcpu_crash(struct vcpu *v, const char *what);
 /* vcpu_crash() for KVM_EXIT_INTERNAL_ERROR, its suberror and data in `what`. vCPU thread. */
 void vcpu_crash_internal(struct vcpu *v);
+/*
+ * vcpu_crash() for a triple fault (KVM_EXIT_SHUTDOWN), or, where KVM has already reset the
+ * vCPU (AMD SVM), the crash said so, without reset-state registers passed off as the guest's
+ * (test_errors.py: test_triple_fault_dumps_registers). vCPU thread.
+ */
+void vcpu_crash_shutdown(struct vcpu *v);
 
 /* Close the fd and unmap kvm_run. The thread must have been joined (or never started). */
 void vcpu_destroy(struct vcpu *v);

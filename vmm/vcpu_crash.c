@@ -123,3 +123,32 @@ void vcpu_crash_internal(struct vcpu *v)
 			      (unsigned long long)run->internal.data[i]);
 	vcpu_crash(v, what);
 }
+
+/*
+ * True if the vCPU is at the architectural reset state (CS f000 based at ffff0000, RIP fff0,
+ * CR0 0x10): where KVM on AMD SVM leaves a vCPU after a shutdown intercept (the VMCB is
+ * undefined then, so it initializes it again), and where no plugvm-loaded guest runs (PVH
+ * starts in 32-bit protected mode).
+ */
+static bool at_reset_state(struct vcpu *v)
+{
+	struct kvm_regs r;
+	struct kvm_sregs s;
+
+	if (ioctl(v->fd, KVM_GET_REGS, &r) || ioctl(v->fd, KVM_GET_SREGS, &s))
+		return false;
+	return r.rip == 0xfff0 && s.cs.selector == 0xf000 && s.cs.base == 0xffff0000 &&
+	       s.cr0 == 0x10;
+}
+
+void vcpu_crash_shutdown(struct vcpu *v)
+{
+	if (!at_reset_state(v)) {
+		vcpu_crash(v, "guest triple fault (shutdown exit)");
+		return;
+	}
+	log_error("vCPU %d: guest triple fault (shutdown exit); its registers are lost: KVM "
+		  "resets a vCPU at a shutdown on AMD SVM",
+		  v->id);
+	vm_request_stop(v->vm, PLUGVM_EXIT_GUEST_CRASH);
+}
