@@ -271,9 +271,13 @@ def test_guest_that_does_not_complete_a_removal(tmp_path, policy):
     with ready_with_qmp(tmp_path, "--smp", "2,maxcpus=3", "--append",
                         f"acpi_hotplug.remove={policy}", ready=r"^acpi-hotplug: ready") as (vm, q):
         name = "/machine/unattached/device[1]"
+        # Stopped, the guest cannot refuse before the second request comes (a guest that
+        # refused fast made the second a new request, answered {}): it is still pending.
+        q.cmd("stop")
         q.cmd("device_del", {"id": name})
         r = q.execute("device_del", {"id": name})
         assert "already in the process of unplug" in r["error"]["desc"], r
+        q.cmd("cont")
         ev = q.wait_event("DEVICE_UNPLUG_GUEST_ERROR", 10 + TIMEOUT)
         assert ev["data"] == {"path": name}
         assert [c["cpu-index"] for c in q.cmd("query-cpus-fast")] == [0, 1]
