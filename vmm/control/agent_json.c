@@ -6,11 +6,7 @@
 #include <string.h>
 
 #include "agent.h"
-
-void agent_json_add_u64(struct json_object *o, const char *key, uint64_t v)
-{
-	json_object_object_add(o, key, json_object_new_int64((int64_t)v));
-}
+#include "qmp.h"
 
 /* A uint64_t member of a payload struct, as a QMP key. */
 struct u64_field {
@@ -29,7 +25,7 @@ static void add_fields(struct json_object *o, const void *base, const struct u64
 
 	for (i = 0; i < n; i++) {
 		memcpy(&v, (const uint8_t *)base + f[i].off, sizeof(v));
-		agent_json_add_u64(o, f[i].key, v);
+		qmp_add_u64(o, f[i].key, v);
 	}
 }
 #define ADD_FIELDS(o, base, f) add_fields(o, base, f, sizeof(f) / sizeof(f[0]))
@@ -135,9 +131,9 @@ struct json_object *agent_json_locks(const struct plugvm_agent_lock_stats *l)
 
 	json_object_object_add(o, "enabled", json_object_new_boolean(l->enabled));
 	ADD_FIELDS(o, l, lock_fields);
-	agent_json_add_u64(o, "classes", l->classes);
-	agent_json_add_u64(o, "dependencies", l->dependencies);
-	agent_json_add_u64(o, "max-depth", l->max_depth);
+	qmp_add_u64(o, "classes", l->classes);
+	qmp_add_u64(o, "dependencies", l->dependencies);
+	qmp_add_u64(o, "max-depth", l->max_depth);
 	return o;
 }
 
@@ -159,7 +155,7 @@ struct json_object *agent_json_state_event(const struct agent_states *t,
 	json_object_object_add(o, "cpu", json_object_new_int((int)e->cpu));
 	agent_states_add(t, o, "state", e->state);
 	json_object_object_add(o, "direction", json_object_new_string(e->up ? "up" : "down"));
-	agent_json_add_u64(o, "ns", e->ns);
+	qmp_add_u64(o, "ns", e->ns);
 	json_object_object_add(o, "result", json_object_new_int(e->result));
 	return o;
 }

@@ -12,9 +12,6 @@
 #include "agent_states.h"
 #include "plugvm_agent.h"
 
-/* o[key] = v, a JSON integer. */
-void agent_json_add_u64(struct json_object *o, const char *key, uint64_t v);
-
 /* query-cpuhp's entry for one CPU (state names from `t`). */
 struct json_object *agent_json_cpu(const struct agent_states *t, const struct plugvm_agent_cpu *c);
 /* query-timers' entry for one CPU, with a level entry per wheel level. */

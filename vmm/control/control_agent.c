@@ -383,13 +383,13 @@ static struct json_object *query_agent(void *ctx, struct json_object *args, stru
 		json_object_object_add(o, "states", json_object_new_int((int)h.nr_states));
 		json_object_object_add(o, "rt", json_object_new_boolean(h.rt));
 	}
-	agent_json_add_u64(o, "requests", st.requests);
-	agent_json_add_u64(o, "replies", st.replies);
-	agent_json_add_u64(o, "events", st.events);
-	agent_json_add_u64(o, "timeouts", st.timeouts);
-	agent_json_add_u64(o, "malformed", st.malformed);
-	agent_json_add_u64(o, "skipped-bytes", st.skipped_bytes);
-	agent_json_add_u64(o, "dropped", st.dropped);
+	qmp_add_u64(o, "requests", st.requests);
+	qmp_add_u64(o, "replies", st.replies);
+	qmp_add_u64(o, "events", st.events);
+	qmp_add_u64(o, "timeouts", st.timeouts);
+	qmp_add_u64(o, "malformed", st.malformed);
+	qmp_add_u64(o, "skipped-bytes", st.skipped_bytes);
+	qmp_add_u64(o, "dropped", st.dropped);
 	return o;
 }
 
