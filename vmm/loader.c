@@ -84,27 +84,6 @@ static int scan_notes(const uint8_t *p, uint64_t size, uint64_t align, uint32_t 
 	return 0;
 }
 
-/*
- * Zero `len` bytes at p, writing only the 4 KiB chunks that are not zero already, for a
- * load over RAM that is not fresh (struct guest_mem). Fresh RAM is not zero-filled at all:
- * writing its zeros would make the whole bss resident (1.3 MB of guest.elf's) before the
- * guest touched any of it, and so would reading it on a host without a shared zero page
- * (test_loader.c: test_bss_of_fresh_ram_stays_unbacked, load_and_check()).
- */
-static void zero_fill(uint8_t *p, uint64_t len)
-{
-	while (len) {
-		uint64_t n = 4096 - ((uintptr_t)p & 4095);
-
-		if (n > len)
-			n = len;
-		if (p[0] || (n > 1 && memcmp(p, p + 1, n - 1)))
-			memset(p, 0, n);
-		p += n;
-		len -= n;
-	}
-}
-
 size_t loader_elf_kept_len(const uint8_t *img, size_t len)
 {
 	uint64_t end = sizeof(Elf64_Ehdr);
@@ -211,8 +190,9 @@ int loader_load_elf(struct guest_mem *m, const uint8_t *img, size_t len, struct 
 			}
 			dst = mem_gpa_ptr(m, ph.p_paddr, ph.p_memsz);
 			memcpy(dst, img + ph.p_offset, ph.p_filesz);
+			/* Fresh RAM is zero: its bss is left unbacked (struct guest_mem). */
 			if (!m->fresh)
-				zero_fill(dst + ph.p_filesz, ph.p_memsz - ph.p_filesz);
+				memset(dst + ph.p_filesz, 0, ph.p_memsz - ph.p_filesz);
 		}
 		if (pass == 0 && !have_entry)
 			return fail(err, errlen, -ENOEXEC,
