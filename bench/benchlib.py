@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: MIT
-"""What several benchmarks share: the nearest-rank percentile, and KVM's tracepoints through
-tracefs (root), whose lines they read per thread group."""
+"""What several benchmarks share: the nearest-rank percentile, KVM's tracepoints through
+tracefs (root), whose lines they read per thread group, and the tests' kvm_module()."""
 import os
 import re
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tests", "integration"))
+from vm import kvm_module  # noqa: E402,F401  (one definition, the tests')
 
 TRACEFS = "/sys/kernel/tracing"
 # A trace line with options/record-tgid: task-tid (tgid) [cpu] flags timestamp: event: rest

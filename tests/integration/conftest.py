@@ -29,9 +29,9 @@ def pytest_sessionstart(session):
     if missing:
         pytest.exit(f"missing {', '.join(missing)}: run `make` first", returncode=2)
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
-        pytest.exit("/dev/kvm is not accessible: the integration tests need KVM (`make "
-                    "integration` runs them in a nested-KVM VM where it does not exist: "
-                    "scripts/nested-kvm.sh)", returncode=2)
+        pytest.exit("/dev/kvm is not accessible: the integration tests need KVM (on a host "
+                    "without it, `make NESTED_KVM=1 integration` runs them in a nested-KVM "
+                    "VM: scripts/nested-kvm.sh)", returncode=2)
 
 
 def pytest_configure(config):

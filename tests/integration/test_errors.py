@@ -10,7 +10,7 @@ import tempfile
 import pytest
 
 from elfgen import PT_LOAD, elf64, tiny_kernel
-from vm import GUEST, PLUGVM, plugvm, run_plugvm
+from vm import GUEST, PLUGVM, kvm_module, plugvm, run_plugvm
 
 USAGE, SETUP, CRASH = 2, 4, 6
 GUEST_PANIC = (2 << 1) | 1
@@ -208,15 +208,10 @@ def test_guest_panic():
     assert vm.lines(r"^PANIC: cpu 0: crash=panic requested on the command line$")
 
 
-def kvm_is_amd_svm():
-    """/dev/kvm is kvm_amd's (not kvm_pvm's, which keeps a vCPU's state at a shutdown)."""
-    return os.path.isdir("/sys/module/kvm_amd") and not os.path.isdir("/sys/module/kvm_pvm")
-
-
 def test_triple_fault_dumps_registers():
     rc, vm = run_plugvm("--smp", "2", "--append", "crash=triple")
     assert rc == CRASH, vm.transcript()
-    if kvm_is_amd_svm():
+    if kvm_module() == "kvm_amd":
         # KVM re-initializes the vCPU at the shutdown intercept: nothing of the guest's
         # state is left, and plugvm says so instead of printing the reset state as it.
         assert vm.lines(r"^plugvm: vCPU 0: guest triple fault \(shutdown exit\); its "

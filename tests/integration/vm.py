@@ -23,6 +23,16 @@ GUEST_RT = os.environ.get("PLUGVM_GUEST_RT", os.path.join(ROOT, "build", "rt", "
 GUESTS = {"mainline": GUEST, "rt": GUEST_RT}
 RUN_QEMU = os.path.join(ROOT, "scripts", "run-qemu.sh")
 
+
+
+def kvm_module():
+    """The KVM module serving /dev/kvm: kvm_pvm, kvm_intel or kvm_amd (KVM takes one
+    vendor module at a time), else "kvm". kvm_pvm emulates the guest's kernel code; on
+    kvm_amd (AMD SVM) a triple fault leaves no guest state to dump."""
+    return next((m for m in ("kvm_pvm", "kvm_intel", "kvm_amd")
+                 if os.path.isdir(f"/sys/module/{m}")), "kvm")
+
+
 # Guest kernel code is emulated on kvm_pvm hosts (~3000x slower than hardware): be generous.
 BOOT_TIMEOUT = float(os.environ.get("PLUGVM_TEST_TIMEOUT", "90"))
 QEMU_TIMEOUT = 2 * BOOT_TIMEOUT
