@@ -4,8 +4,9 @@
 # Run a command where this host has no /dev/kvm: in a QEMU VM (TCG) whose emulated CPU has
 # AMD SVM with nested paging, so that Debian's own kernel there loads kvm_amd and has a real
 # /dev/kvm. plugvm, QEMU and libvirt then run on that KVM as on any other; nothing is mocked.
-# CI's machines are kvm_pvm guests themselves (kvm_pvm does not bind inside one), and
-# `make integration` comes here when /dev/kvm does not exist (docs/testing.md).
+# For hosts without /dev/kvm (a kvm_pvm guest, where kvm_pvm does not bind): `make
+# NESTED_KVM=1 integration` and the other targets under the Makefile's ON_KVM come here
+# (README "Tests": what this VM cannot be trusted with).
 #
 #   scripts/nested-kvm.sh prepare      fetch Debian's kernel and busybox (apt-get download),
 #                                      build build/nested-kvm/{vmlinuz,initrd.img}; idempotent
@@ -42,16 +43,20 @@ fetch() {
 	}
 }
 
+# The versioned package Debian's linux-image-amd64 stands for ("" without package lists).
+kernel_package() {
+	apt-cache depends linux-image-amd64 2> /dev/null |
+		awk '/Depends: linux-image-[0-9]/ { print $2; exit }'
+}
+
 prepare() {
 	local image ver root=$DIR/root init=$DIR/initrd m f
 	command -v qemu-system-x86_64 > /dev/null || die "qemu-system-x86_64 missing (scripts/deps.sh)"
 	if [ ! -s "$DIR/vmlinuz" ] || [ ! -x "$init/bin/busybox" ]; then
-		image=$(apt-cache depends linux-image-amd64 2> /dev/null |
-			awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+		image=$(kernel_package)
 		if [ -z "$image" ]; then
 			apt-get update -q > /dev/null
-			image=$(apt-cache depends linux-image-amd64 |
-				awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+			image=$(kernel_package)
 		fi
 		[ -n "$image" ] || die "no Debian kernel package (apt-cache depends linux-image-amd64)"
 		echo "nested-kvm: preparing the VM from Debian's $image and busybox-static" >&2
